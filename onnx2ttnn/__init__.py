@@ -1,0 +1,18 @@
+"""onnx2ttnn: convert ONNX models into standalone Python programs that run on Tenstorrent devices via ttnn.
+
+    from onnx2ttnn import convert
+    result = convert("model.onnx", memory="l1")
+    result.write("model_ttnn.py")          # also writes model_ttnn.npz
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from onnx2ttnn.convert import Conversion, convert  # noqa: E402,F401
+
+
+def verify(*args, **kwargs):
+    """Convert, run on the simulator and compare with onnxruntime (see onnx2ttnn.verify.verify)."""
+    from onnx2ttnn.verify import verify as _verify
+
+    return _verify(*args, **kwargs)

@@ -1,0 +1,144 @@
+"""The command line: onnx2ttnn convert | verify | ops."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.ir.device import DEVICES
+
+
+def parse_input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """NAME=1,3,224,224 (repeatable) -> {NAME: (1, 3, 224, 224)}; the name may itself contain '='."""
+    shapes = {}
+    for text in values:
+        name, sep, dims = text.rpartition("=")
+        try:
+            shape = tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
+        except ValueError:
+            shape = ()
+        if not sep or not name or not shape or any(d <= 0 for d in shape):
+            raise click.BadParameter(f"{text!r}: expected NAME=D0,D1,... with positive integers",
+                                     param_hint="--input-shape")
+        shapes[name] = shape
+    return shapes
+
+
+def fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def model_options(fn):
+    """Options shared by convert and verify."""
+    decorators = [
+        click.option("--input-shape", "input_shape", multiple=True, metavar="NAME=D0,D1,...",
+                     help="static shape for a graph input (repeatable)"),
+        click.option("--device", type=click.Choice(sorted(DEVICES)), default="n150", show_default=True,
+                     help="target device"),
+        click.option("--memory", type=click.Choice(["dram", "l1"]), default="dram", show_default=True,
+                     help="placement policy: dram interleaved everywhere, or L1 interleaved where it fits"),
+        click.option("--dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
+                     help="compute dtype of float tensors"),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+@click.group()
+@click.version_option(package_name="onnx2ttnn")
+def main() -> None:
+    """Convert ONNX models into Python programs that run on Tenstorrent devices through ttnn."""
+
+
+@main.command()
+@click.argument("model", required=False)
+@click.option("-o", "--output", help="the generated program (.py); its weights go next to it (.npz)")
+@model_options
+@click.option("--emit-ir", "emit_ir", help="also write the annotated IR as ONNX (opens in Netron)")
+@click.option("--print-pipeline", is_flag=True, help="print the passes in order and exit")
+@click.option("--dump-ir-after", multiple=True, metavar="PASS", help="write the IR after PASS (repeatable)")
+def convert(model, output, input_shape, device, memory, dtype, emit_ir, print_pipeline, dump_ir_after):
+    """Convert MODEL (.onnx) into a ttnn Python program."""
+    from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
+
+    if print_pipeline:
+        click.echo(pipeline_text())
+        return
+    if not model:
+        fail("missing MODEL (the .onnx file to convert)")
+    if not output:
+        fail("missing -o/--output (the program to write, e.g. model_ttnn.py)")
+    if not output.endswith(".py"):
+        fail(f"the output {output!r} must be a .py file")
+    known = PassManager(build_pipeline()).known
+    unknown = [p for p in dump_ir_after if p not in known]
+    if unknown:
+        fail(f"--dump-ir-after: unknown pass {', '.join(unknown)}; see --print-pipeline")
+    _check_writable(output)
+    from onnx2ttnn.convert import convert as run_convert
+
+    try:
+        result = run_convert(model, output, input_shapes=parse_input_shapes(input_shape), device=device,
+                             memory=memory, dtype=dtype, dump_ir_after=tuple(dump_ir_after),
+                             dump_dir=os.path.dirname(os.path.abspath(output)),
+                             progress=lambda name: click.echo(f"  {name} ...", err=True))
+        program, weights = result.write(output)
+        if emit_ir:
+            from onnx2ttnn.emit.ir_dump import write_ir
+
+            write_ir(result.module, emit_ir)
+    except ConversionError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write output: {exc.strerror or exc} ({exc.filename or output})")
+    click.echo(summary(result, program, weights))
+
+
+def _check_writable(path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        fail(f"cannot write {path!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        fail(f"cannot write {path!r}: permission denied")
+
+
+def summary(result, program: str, weights: str) -> str:
+    counts = result.op_counts()
+    ops = ", ".join(f"{op} {n}" for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    times = ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in result.timings)
+    return "\n".join([
+        f"wrote {program} and {weights}",
+        f"ttnn calls: {sum(counts.values())} ({ops})",
+        f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
+        f"time: {times}",
+    ])
+
+
+@main.command()
+@click.argument("model")
+@model_options
+@click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
+@click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
+def verify(model, input_shape, device, memory, dtype, inputs_path, per_op):
+    """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime."""
+    from onnx2ttnn.verify import verify as run_verify
+
+    try:
+        report = run_verify(model, input_shapes=parse_input_shapes(input_shape), device=device, memory=memory,
+                            dtype=dtype, inputs=inputs_path, per_op=per_op)
+    except ConversionError as exc:
+        fail(str(exc))
+    click.echo(report.text())
+    sys.exit(0 if report.passed else 1)
+
+
+@main.command()
+def ops() -> None:
+    """Print the ONNX ops onnx2ttnn lowers and the ttnn ops they become."""
+    from onnx2ttnn.support import support_table
+
+    click.echo(support_table())

@@ -1,0 +1,177 @@
+"""The Python emitter: renders the final ttnn graph as a standalone, readable program.
+
+It reads node attributes and tensor names only; every decision (which op, which layout, which memory
+config, where to deallocate) was made by a pass.  ONNX names reach the program only through `ascii()`
+(string literals and comments); identifiers come from one Namespace (ir/names.py).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn import __version__
+from onnx2ttnn.emit import program_template
+from onnx2ttnn.emit.writer import CodeWriter
+from onnx2ttnn.ir.graph import Module, argument_attrs
+from onnx2ttnn.ir.layout import MemoryConfig
+from onnx2ttnn.ir.names import Namespace
+from onnx2ttnn.ir.ttnn_ops import op_info
+
+_TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64", "int64": "int64",
+                 "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool", "int16": "int16"}
+
+
+@dataclass
+class EmittedProgram:
+    source: str
+    weights: dict[str, np.ndarray]
+    line_of_node: dict[int, int] = field(default_factory=dict)  # forward line -> node index
+
+
+def literal(value) -> str:
+    """Python source for an argument value (numbers, strings, sequences, ttnn refs, memory configs)."""
+    if isinstance(value, MemoryConfig):
+        return memory_config_source(value)
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else '-float("inf")'
+        return repr(value)
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
+    if isinstance(value, np.floating):
+        return literal(float(value))
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if type(value) is str:
+        return ascii(value)
+    return repr(value)  # TTNNRef, TTNNCall, DeviceArg render themselves
+
+
+def memory_config_source(mc: MemoryConfig) -> str:
+    if mc.memory_layout == "interleaved":
+        return "ttnn.DRAM_MEMORY_CONFIG" if mc.buffer == "dram" else "ttnn.L1_MEMORY_CONFIG"
+    gx, gy = mc.grid
+    grid = f"ttnn.CoreRangeSet({{ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord({gx - 1}, {gy - 1}))}})"
+    spec = f"ttnn.ShardSpec({grid}, [{mc.shard[0]}, {mc.shard[1]}], ttnn.ShardOrientation.ROW_MAJOR)"
+    return (f"ttnn.MemoryConfig(ttnn.TensorMemoryLayout.{mc.memory_layout.upper()}, "
+            f"ttnn.BufferType.{mc.buffer.upper()}, {spec})")
+
+
+class PythonEmitter:
+    """Renders one Module; construct, then call emit()."""
+
+    def __init__(self, module: Module, weights_file: str, source_model: str, options_text: str,
+                 device_name: str) -> None:
+        self.module = module
+        self.weights_file = weights_file
+        self.source_model = source_model
+        self.options_text = options_text
+        self.device_name = device_name
+        self.names = Namespace()
+        self._tensor_names: dict[int, str] = {}
+        self.weights: dict[str, np.ndarray] = {}
+
+    # --- names ---------------------------------------------------------------------------------
+    def name(self, tensor: gs.Tensor) -> str:
+        key = id(tensor)
+        if key not in self._tensor_names:
+            producer = tensor.inputs[0] if tensor.inputs else None
+            if producer is not None and producer.attrs.get("_param"):
+                self._tensor_names[key] = f"params[{ascii(producer.attrs['_param'])}]"
+            else:
+                self._tensor_names[key] = self.names.create(tensor.name, key=key)
+        return self._tensor_names[key]
+
+    # --- rendering -----------------------------------------------------------------------------
+    def call(self, node: gs.Node) -> str:
+        """`ttnn.op(args...)` for one node."""
+        info = op_info(node.op)
+        attrs = argument_attrs(node)
+        args: list[str] = []
+        tensors = list(node.inputs)
+        if node.op == "from_torch":
+            src = node.inputs[0]
+            first = (f"torch.from_numpy(data[{ascii(node.attrs['_param'])}])" if node.attrs.get("_param")
+                     else self.name(src))
+            tensors, args = [], [first]
+        if info.variadic_input:
+            args.append("[" + ", ".join(self.name(t) for t in tensors) + "]")
+            tensors = []
+        positional = True
+        for param in info.inputs if not args else ():
+            if param in attrs:
+                value = literal(attrs.pop(param))
+            elif tensors:
+                value = self.name(tensors.pop(0))
+            else:
+                positional = False
+                continue
+            keyword = param in info.keyword_inputs or not positional
+            args.append(f"{param}={value}" if keyword else value)
+        for param in info.positional_attrs:
+            if param in attrs:
+                args.append(literal(attrs.pop(param)))
+        args += [f"{k}={literal(v)}" for k, v in attrs.items()]
+        return f"ttnn.{node.op}({', '.join(args)})"
+
+    def statement(self, node: gs.Node) -> str:
+        if node.op == "deallocate":
+            return self.call(node)
+        if node.op == "to_torch":
+            dtype = _TORCH_DTYPES.get(node.attrs.get("_torch_dtype", "float32"), "float32")
+            return f"{self.name(node.outputs[0])} = {self.call(node)}.to(torch.{dtype})"
+        targets = ", ".join(self.name(t) for t in node.outputs)
+        return f"{targets} = {self.call(node)}"
+
+    def emit(self) -> EmittedProgram:
+        graph = self.module.graph
+        param_nodes = [n for n in graph.nodes if n.attrs.get("_param")]
+        body_nodes = [n for n in graph.nodes if not n.attrs.get("_param")]
+        for node in param_nodes:
+            self.weights[node.attrs["_param"]] = np.asarray(node.inputs[0].values)
+        inputs = {self.name(t): t for t in graph.inputs}
+        w = CodeWriter()
+        program_template.header(w, self, inputs)
+        program_template.load_parameters(w, self, param_nodes)
+        line_map = self._forward(w, body_nodes, inputs)
+        program_template.main(w)
+        return EmittedProgram(w.text(), self.weights, line_map)
+
+    def _forward(self, w: CodeWriter, nodes: list[gs.Node], inputs: dict) -> dict[int, int]:
+        index_of = {id(n): i for i, n in enumerate(self.module.graph.nodes)}
+        signature = ", ".join(inputs)
+        w.line(f"def forward(device, params, *, {signature}):" if signature else "def forward(device, params):")
+        line_map = {}
+        with w.indent():
+            w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
+            last_source = None
+            for node in nodes:
+                source = node.attrs.get("_source", "")
+                if source != last_source and node.op != "deallocate":
+                    w.line(f"# {ascii(source)}")
+                    last_source = source
+                line_map[w.line_count + 1] = index_of[id(node)]
+                w.line(self.statement(node))
+            outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
+            w.line(f"return {{{outs}}}")
+        w.line()
+        w.line()
+        return line_map
+
+
+def emit_program(module: Module, *, weights_file: str, source_model: str, options_text: str,
+                 device_name: str) -> EmittedProgram:
+    return PythonEmitter(module, weights_file, source_model, options_text, device_name).emit()
+
+
+VERSION = __version__

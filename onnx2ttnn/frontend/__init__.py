@@ -1,0 +1,1 @@
+"""Reading ONNX models into the IR."""

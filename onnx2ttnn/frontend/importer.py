@@ -1,0 +1,36 @@
+"""From a file (or ModelProto) to the IR Module: load, override input shapes, infer shapes, import."""
+from __future__ import annotations
+
+import os
+from typing import Union
+
+import onnx
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.load import load_model, opset_of
+from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
+from onnx2ttnn.ir.graph import Module
+
+
+def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: dict) -> Module:
+    """The Module for `model` with static shapes on its inputs and inferred shapes inside."""
+    path = None
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        proto = load_model(path)
+    elif isinstance(model, onnx.ModelProto):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+    else:
+        raise ConversionError(f"expected a path or an onnx.ModelProto, got {type(model).__name__}")
+    opset = opset_of(proto)
+    override_input_shapes(proto, input_shapes)
+    check_static_inputs(proto)
+    proto = infer_shapes(proto)
+    try:
+        graph = gs.import_onnx(proto)
+    except Exception as exc:  # graphsurgeon raises many types on malformed graphs
+        raise ConversionError(f"cannot import the graph: {exc}") from None
+    producer = f"{proto.producer_name} {proto.producer_version}".strip()
+    return Module(graph=graph, opset=opset, source_path=path, producer=producer)

@@ -1,0 +1,66 @@
+"""Load an ONNX file (with external data) and check it; every failure becomes one clear ConversionError."""
+from __future__ import annotations
+
+import os
+
+import onnx
+from google.protobuf.message import DecodeError
+
+from onnx2ttnn.errors import ConversionError
+
+_TWO_GB = 2**31
+
+
+def load_model(path: str) -> onnx.ModelProto:
+    """Read `path`, resolve external data next to it, and run the ONNX checker."""
+    if not os.path.exists(path):
+        raise ConversionError(f"model file not found: {path}")
+    if not os.path.isfile(path):
+        raise ConversionError(f"not a file: {path}")
+    try:
+        model = onnx.load_model(path, load_external_data=False)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ConversionError(f"{path} is not a valid ONNX model (protobuf parse failed: {exc})") from None
+    except OSError as exc:
+        raise ConversionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not model.HasField("graph") or not model.opset_import:
+        raise ConversionError(f"{path} is not a valid ONNX model (no graph or no opset)")
+    _load_external_data(model, os.path.dirname(os.path.abspath(path)), path)
+    _check(model, path)
+    return model
+
+
+def _load_external_data(model: onnx.ModelProto, base_dir: str, path: str) -> None:
+    """Read tensors stored outside the .onnx file, naming the missing file when there is one."""
+    for tensor in onnx.external_data_helper._get_all_tensors(model):
+        if not onnx.external_data_helper.uses_external_data(tensor):
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        full = os.path.join(base_dir, location)
+        if not location or not os.path.isfile(full):
+            raise ConversionError(
+                f"{path}: external data file {location!r} for tensor {tensor.name!r} not found in {base_dir}"
+            )
+    try:
+        onnx.load_external_data_for_model(model, base_dir)
+    except (OSError, ValueError) as exc:
+        raise ConversionError(f"{path}: cannot read external data: {exc}") from None
+
+
+def _check(model: onnx.ModelProto, path: str) -> None:
+    try:
+        if model.ByteSize() < _TWO_GB:
+            onnx.checker.check_model(model)
+        else:
+            onnx.checker.check_model(path)
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConversionError(f"{path} fails the ONNX checker: {first}") from None
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    """The default-domain opset the model was exported with."""
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    raise ConversionError("the model imports no default-domain (ai.onnx) opset")

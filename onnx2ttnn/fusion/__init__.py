@@ -1,0 +1,64 @@
+"""Fusion rules: pattern + check + replacement on the ONNX graph, grouped in one ordered rule set.
+
+A rule's `match(node)` anchors at one node and returns either a Match (what to rewrite) or a string saying
+why the pattern was rejected; `rewrite(graph, match)` changes the graph.  Fused nodes are in domain
+`onnx2ttnn` and lowered by rules of that domain.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Union
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.graph import is_onnx_op
+
+FUSED_DOMAIN = "onnx2ttnn"
+
+
+@dataclass
+class Match:
+    anchor: gs.Node
+    nodes: list  # every node the match consumes
+    values: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    name: str
+    anchor_op: str
+    match: Callable[[gs.Node], Union[Match, str, None]]
+    rewrite: Callable[[gs.Graph, Match], None]
+
+
+def single_consumer(tensor: gs.Tensor) -> Optional[gs.Node]:
+    """The only node reading `tensor`, or None (several readers, or none)."""
+    return tensor.outputs[0] if len(tensor.outputs) == 1 else None
+
+
+def constant(tensor: gs.Tensor) -> Optional[np.ndarray]:
+    return np.asarray(tensor.values) if isinstance(tensor, gs.Constant) else None
+
+
+def is_op(node: Optional[gs.Node], op: str) -> bool:
+    return is_onnx_op(node, op)
+
+
+def producer(tensor: gs.Tensor) -> Optional[gs.Node]:
+    return tensor.inputs[0] if tensor.inputs else None
+
+
+def replace_outputs(graph: gs.Graph, old: gs.Tensor, new_node: gs.Node) -> None:
+    """Make `new_node` produce `old` (keeping its name, so graph outputs stay valid)."""
+    for node in list(old.inputs):
+        node.outputs.clear()
+    new_node.outputs = [old]
+    graph.nodes.append(new_node)
+
+
+def rule_set() -> list[FusionRule]:
+    """All fusion rules, in the order they are applied."""
+    from onnx2ttnn.fusion import conv_activation, conv_bn, gelu, linear
+
+    return [conv_bn.RULE, conv_activation.RULE, gelu.RULE, linear.RULE]

@@ -1,0 +1,1 @@
+"""The compiler's intermediate representation: graph, layouts, memory configs, devices, ttnn op table."""

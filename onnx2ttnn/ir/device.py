@@ -1,0 +1,51 @@
+"""DeviceSpec: the hardware figures the compiler and the simulator plan against (DESIGN.md §4)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TILE = 32
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One Tenstorrent chip as the memory planner and the simulator see it."""
+
+    name: str
+    arch: str
+    grid_x: int
+    grid_y: int
+    l1_bank_bytes: int  # usable for tensors per core (one L1 bank per core)
+    dram_banks: int
+    dram_bank_bytes: int
+    dram_gbps: float
+    l1_small_size: int = 16384
+    l1_safety: float = 0.95  # fraction of a bank the planner lets tensors use (as tt-mlir does)
+
+    @property
+    def cores(self) -> int:
+        return self.grid_x * self.grid_y
+
+    @property
+    def l1_budget_per_bank(self) -> int:
+        """Bytes per core the planner may fill with live tensors."""
+        return int(self.l1_bank_bytes * self.l1_safety)
+
+
+DEVICES: dict[str, DeviceSpec] = {
+    # Bank sizes of n150 are what the real ttnn 0.81.1 allocator reports on a mock n150
+    # with l1_small_size=16384 (64 L1 banks, 12 DRAM banks).
+    "n150": DeviceSpec("n150", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
+    "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
+    # Blackhole p150: 1536 KiB of L1 per core; the same reserved share as Wormhole is assumed.
+    "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_536 * 1024 - 95_008, 8, 4 * 1024**3, 512.0),
+}
+
+DEFAULT_DEVICE = "n150"
+
+
+def get_device(name: str) -> DeviceSpec:
+    """Look up a DeviceSpec by name; raises KeyError naming the known devices."""
+    try:
+        return DEVICES[name]
+    except KeyError:
+        raise KeyError(f"unknown device {name!r}; known: {', '.join(sorted(DEVICES))}") from None

@@ -1,0 +1,114 @@
+"""The compiler's IR: an onnx-graphsurgeon graph plus what the passes need to know about the model.
+
+ttnn nodes are gs.Nodes in domain `ttnn` whose op is the ttnn function name and whose attributes are its
+arguments; attributes starting with `_` are compiler notes (the source ONNX node, the parameter key), never
+rendered as arguments.  Each tensor carries its TTNNLayout in the Python attribute `ttnn_layout`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.layout import TTNNLayout
+
+TTNN_DOMAIN = "ttnn"
+
+
+class TTNNRef(str):
+    """A name inside the ttnn module used as an argument value, rendered as `ttnn.<name>`."""
+
+    def __repr__(self) -> str:
+        return f"ttnn.{str(self)}"
+
+
+class TTNNCall:
+    """A ttnn constructor call used as an argument value, e.g. `ttnn.Conv2dConfig(weights_dtype=...)`."""
+
+    def __init__(self, name: str, *args, **kwargs) -> None:
+        self.name, self.args, self.kwargs = name, args, kwargs
+
+    def __repr__(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"ttnn.{self.name}({', '.join(parts)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TTNNCall) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
+class DeviceArg:
+    """The `device` argument of calls that take it (conv2d, from_torch), rendered as `device`."""
+
+    def __repr__(self) -> str:
+        return "device"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DeviceArg)
+
+    def __hash__(self) -> int:
+        return hash("DeviceArg")
+
+
+DEVICE = DeviceArg()
+
+
+@dataclass
+class TensorSpec:
+    """A graph input or output as the generated program's user sees it."""
+
+    onnx_name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+@dataclass
+class Module:
+    """What flows through the pass pipeline."""
+
+    graph: gs.Graph
+    opset: int
+    source_path: Optional[str] = None
+    producer: str = ""
+    inputs: list[TensorSpec] = field(default_factory=list)
+    outputs: list[TensorSpec] = field(default_factory=list)
+    notes: dict = field(default_factory=dict)  # pass -> summary numbers for the CLI
+
+
+def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:
+    return getattr(tensor, "ttnn_layout", None)
+
+
+def set_layout(tensor: gs.Tensor, layout: TTNNLayout) -> None:
+    tensor.ttnn_layout = layout
+
+
+def is_ttnn(node: gs.Node) -> bool:
+    return node.domain == TTNN_DOMAIN
+
+
+def ttnn_node(op: str, inputs: list, outputs: list, source: str = "", **attrs) -> gs.Node:
+    """A ttnn-domain node; `source` names the ONNX node it came from (for comments and --per-op)."""
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    if source:
+        attrs["_source"] = source
+    return gs.Node(op=op, name="", domain=TTNN_DOMAIN, attrs=attrs, inputs=inputs, outputs=outputs)
+
+
+def argument_attrs(node: gs.Node) -> dict:
+    """The node's attributes that are ttnn call arguments (not compiler notes)."""
+    return {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+
+
+def onnx_domain(node: gs.Node) -> str:
+    """The node's domain with the default domain spelled "" (graphsurgeon may give None or "ai.onnx")."""
+    return "" if node.domain in (None, "", "ai.onnx") else node.domain
+
+
+def is_onnx_op(node, op_type: str) -> bool:
+    """True for a default-domain ONNX node of `op_type`."""
+    return node is not None and node.op == op_type and onnx_domain(node) == ""

@@ -1,0 +1,195 @@
+"""TTNNLayout — the layout annotation every tensor (value info) carries — and the MemoryConfig derived from it.
+
+A layout says how and where a tensor lives: page layout (tile / row_major), dtype, buffer (host, dram, l1),
+memory layout (interleaved or height/width/block sharded), core grid and shard shape.  It prints compactly
+and parses back:
+
+    tile<bf16> dram interleaved
+    tile<bf16> l1 height_sharded grid=8x8 shard=32x64
+    row_major<f32> host
+
+The memory config pass derives each op's `memory_config` from its output layout with `memory_config_of`;
+the layout stays the single source of truth.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+TILE = 32
+
+PAGE_LAYOUTS = ("tile", "row_major")
+BUFFERS = ("host", "dram", "l1")
+MEMORY_LAYOUTS = ("interleaved", "height_sharded", "width_sharded", "block_sharded")
+
+# short name -> (ttnn DataType name, bytes per element for ROW_MAJOR pages, bytes per 32x32 tile)
+DTYPES: dict[str, tuple[str, int, int]] = {
+    "bf16": ("bfloat16", 2, 2048),
+    "f32": ("float32", 4, 4096),
+    "bfp8": ("bfloat8_b", 1, 1088),
+    "u32": ("uint32", 4, 4096),
+    "i32": ("int32", 4, 4096),
+    "u16": ("uint16", 2, 2048),
+    "u8": ("uint8", 1, 1024),
+}
+
+
+class LayoutError(ValueError):
+    """A layout that breaks a rule of DESIGN.md §3 (the text says which)."""
+
+
+@dataclass(frozen=True)
+class TTNNLayout:
+    """How and where one tensor lives on the device (or on the host)."""
+
+    page: str = "tile"
+    dtype: str = "bf16"
+    buffer: str = "dram"
+    memory_layout: Optional[str] = "interleaved"
+    grid: Optional[tuple[int, int]] = None  # (x, y) cores, sharded layouts only
+    shard: Optional[tuple[int, int]] = None  # (height, width) elements, sharded layouts only
+
+    def __post_init__(self) -> None:
+        if self.page not in PAGE_LAYOUTS:
+            raise LayoutError(f"unknown page layout {self.page!r}")
+        if self.dtype not in DTYPES:
+            raise LayoutError(f"unknown dtype {self.dtype!r}")
+        if self.buffer not in BUFFERS:
+            raise LayoutError(f"unknown buffer {self.buffer!r}")
+        if self.dtype == "bfp8" and self.page != "tile":
+            raise LayoutError("bfloat8_b exists only in TILE layout")
+        if self.buffer == "host":
+            if self.memory_layout is not None or self.grid or self.shard:
+                raise LayoutError("host tensors have no memory layout, grid or shard")
+            return
+        if self.memory_layout not in MEMORY_LAYOUTS:
+            raise LayoutError(f"unknown memory layout {self.memory_layout!r}")
+        sharded = self.memory_layout != "interleaved"
+        if sharded and (self.grid is None or self.shard is None):
+            raise LayoutError("a sharded layout needs a grid and a shard shape")
+        if not sharded and (self.grid is not None or self.shard is not None):
+            raise LayoutError("interleaved layouts have no grid or shard shape")
+        if sharded and self.buffer != "l1":
+            raise LayoutError("sharded tensors live in L1 here")
+        if sharded and self.page == "tile" and (self.shard[0] % TILE or self.shard[1] % TILE):
+            raise LayoutError(f"Physical shard shape {self.shard} must be tile {{32, 32}} sized!")
+
+    # --- queries -------------------------------------------------------------------------------
+    @property
+    def on_device(self) -> bool:
+        return self.buffer != "host"
+
+    @property
+    def is_tile(self) -> bool:
+        return self.page == "tile"
+
+    @property
+    def ttnn_dtype(self) -> str:
+        return DTYPES[self.dtype][0]
+
+    def with_(self, **changes) -> "TTNNLayout":
+        """A copy with some fields changed (shard fields dropped when leaving a sharded layout)."""
+        if changes.get("memory_layout") == "interleaved" or changes.get("buffer") == "host":
+            changes.setdefault("grid", None)
+            changes.setdefault("shard", None)
+        if changes.get("buffer") == "host":
+            changes.setdefault("memory_layout", None)
+        elif changes.get("buffer") in ("dram", "l1") and self.buffer == "host":
+            changes.setdefault("memory_layout", "interleaved")
+        return replace(self, **changes)
+
+    # --- text form -----------------------------------------------------------------------------
+    def __str__(self) -> str:
+        text = f"{self.page}<{self.dtype}> {self.buffer}"
+        if self.memory_layout:
+            text += f" {self.memory_layout}"
+        if self.grid:
+            text += f" grid={self.grid[0]}x{self.grid[1]}"
+        if self.shard:
+            text += f" shard={self.shard[0]}x{self.shard[1]}"
+        return text
+
+    @classmethod
+    def parse(cls, text: str) -> "TTNNLayout":
+        """Inverse of str(): `tile<bf16> l1 height_sharded grid=8x8 shard=32x64`."""
+        m = re.fullmatch(
+            r"\s*(\w+)<(\w+)>\s+(\w+)(?:\s+(\w+))?(?:\s+grid=(\d+)x(\d+))?(?:\s+shard=(\d+)x(\d+))?\s*", text
+        )
+        if not m:
+            raise LayoutError(f"cannot parse layout {text!r}")
+        page, dtype, buffer, mem, gx, gy, sh, sw = m.groups()
+        grid = (int(gx), int(gy)) if gx else None
+        shard = (int(sh), int(sw)) if sh else None
+        return cls(page, dtype, buffer, mem, grid, shard)
+
+
+HOST_F32 = TTNNLayout("row_major", "f32", "host", None)
+
+
+# --- sizes -----------------------------------------------------------------------------------------
+def padded_shape(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, ...]:
+    """The shape after TILE padding of the last two dims (ROW_MAJOR pads nothing)."""
+    shape = tuple(int(d) for d in shape) or (1,)
+    if not layout.is_tile:
+        return shape
+    if len(shape) == 1:
+        return (_round_up(shape[0], TILE),)
+    return shape[:-2] + (_round_up(shape[-2], TILE), _round_up(shape[-1], TILE))
+
+
+def as_2d(shape: Sequence[int]) -> tuple[int, int]:
+    """The 2-D view sharding uses: height = product of all dims but the last, width = last dim."""
+    shape = tuple(shape) or (1,)
+    return math.prod(shape[:-1]), shape[-1]
+
+
+def pages(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
+    """(number of pages, bytes per page) of an interleaved tensor: a page is a tile or a row."""
+    pshape = padded_shape(shape, layout)
+    _, elem_bytes, tile_bytes = DTYPES[layout.dtype]
+    if layout.is_tile:
+        return math.prod(pshape) // (TILE * TILE), tile_bytes
+    h, w = as_2d(pshape)
+    return h, w * elem_bytes
+
+
+def bytes_per_bank(shape: Sequence[int], layout: TTNNLayout, banks: int, alignment: int = 32) -> int:
+    """Bytes an interleaved tensor reserves in each of `banks` banks (pages round-robin, same size in all)."""
+    n_pages, page_bytes = pages(shape, layout)
+    page_bytes = _round_up(page_bytes, alignment)
+    return math.ceil(n_pages / banks) * page_bytes
+
+
+def total_bytes(shape: Sequence[int], layout: TTNNLayout) -> int:
+    n_pages, page_bytes = pages(shape, layout)
+    return n_pages * page_bytes
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return (value + multiple - 1) // multiple * multiple
+
+
+# --- memory config ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MemoryConfig:
+    """The `memory_config` argument of a ttnn call, as the compiler stores it in a node attribute."""
+
+    memory_layout: str
+    buffer: str
+    grid: Optional[tuple[int, int]] = None
+    shard: Optional[tuple[int, int]] = None
+
+    def __str__(self) -> str:
+        text = f"{self.buffer} {self.memory_layout}"
+        if self.grid:
+            text += f" grid={self.grid[0]}x{self.grid[1]} shard={self.shard[0]}x{self.shard[1]}"
+        return text
+
+
+def memory_config_of(layout: TTNNLayout) -> Optional[MemoryConfig]:
+    """The memory config a ttnn op must be given to produce a tensor with this layout (None for host)."""
+    if not layout.on_device:
+        return None
+    return MemoryConfig(layout.memory_layout, layout.buffer, layout.grid, layout.shard)

@@ -1,0 +1,44 @@
+"""One namespace for generated Python names: sanitise, then make unique in graph order."""
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+
+_RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {
+    "ttnn", "torch", "numpy", "np", "device", "params", "inputs", "outputs", "data", "os", "sys",
+}
+
+
+def sanitize(name: str) -> str:
+    """A valid, non-reserved Python identifier made from any string (ASCII only, deterministic)."""
+    text = re.sub(r"[^0-9A-Za-z_]", "_", name or "")
+    text = re.sub(r"_+", "_", text).strip("_").lower() or "t"
+    if text[0].isdigit():
+        text = "t_" + text
+    if text in _RESERVED or text.startswith("__"):
+        text += "_"
+    return text
+
+
+class Namespace:
+    """Hands out unique identifiers: the same base gets _1, _2, ... in the order names are asked for."""
+
+    def __init__(self, reserved: tuple[str, ...] = ()) -> None:
+        self._used: set[str] = set(reserved)
+        self._counters: dict[str, int] = {}
+        self._by_key: dict[object, str] = {}
+
+    def create(self, name: str, key: object = None) -> str:
+        """A fresh identifier for `name`; with a key, the same key always gets the same identifier."""
+        if key is not None and key in self._by_key:
+            return self._by_key[key]
+        base = sanitize(name)
+        candidate = base
+        while candidate in self._used:
+            self._counters[base] = self._counters.get(base, 0) + 1
+            candidate = f"{base}_{self._counters[base]}"
+        self._used.add(candidate)
+        if key is not None:
+            self._by_key[key] = candidate
+        return candidate

@@ -1,0 +1,107 @@
+"""The ttnn operations the compiler emits, as data: how node inputs bind to parameters, what layout each
+input needs, whether the call takes a `memory_config`, and whether it may return a view of its input.
+
+Every name and parameter here is checked against the real ttnn 0.81.1 API manifest by a test
+(tests/ir/test_ttnn_ops.py), so this table is the one place where ttnn signatures enter the compiler.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Requirements an op places on an input tensor's page layout.
+TILE = "tile"
+ROW_MAJOR = "row_major"
+ANY = "any"  # tile or row-major, as produced
+HOST = "host"  # stays on the host (conv weights)
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """Facts about one ttnn operation that passes and the emitter rely on."""
+
+    name: str
+    inputs: tuple[str, ...]  # parameter names node inputs bind to, in order
+    keyword_inputs: frozenset[str] = frozenset()  # of those, the ones passed by keyword
+    input_layouts: tuple[str, ...] = ()  # per input; missing entries default to TILE
+    output_page: str = TILE  # page layout of the result ("same" = like input 0)
+    memory_config: bool = True  # takes memory_config=
+    view: bool = False  # may return a view sharing input 0's buffer (see ir/views.py)
+    positional_attrs: tuple[str, ...] = ()  # attrs rendered positionally after the tensor inputs
+    variadic_input: bool = False  # all node inputs form one list argument (concat)
+    extra: dict = field(default_factory=dict)
+
+    def input_layout(self, index: int) -> str:
+        return self.input_layouts[index] if index < len(self.input_layouts) else (
+            self.input_layouts[-1] if self.variadic_input and self.input_layouts else TILE
+        )
+
+
+OPS: dict[str, OpInfo] = {}
+
+
+def _op(name: str, inputs: tuple[str, ...] = ("input_tensor",), **kwargs) -> None:
+    if name in OPS:
+        raise ValueError(f"ttnn op {name!r} declared twice")
+    kwargs.setdefault("keyword_inputs", frozenset())
+    kwargs["keyword_inputs"] = frozenset(kwargs["keyword_inputs"])
+    OPS[name] = OpInfo(name, inputs, **kwargs)
+
+
+# host <-> device, layout and placement conversions
+_op("from_torch", ("tensor",), input_layouts=(HOST,), output_page="chosen")
+_op("to_torch", ("tensor",), input_layouts=(ANY,), memory_config=False, output_page="host")
+_op("to_layout", ("tensor",), input_layouts=(ANY,), output_page="chosen")
+_op("typecast", ("input_tensor",), input_layouts=(ANY,), output_page="same")
+_op("to_memory_config", ("tensor",), input_layouts=(ANY,), output_page="same")
+_op("deallocate", ("tensor",), input_layouts=(ANY,), memory_config=False, output_page="none")
+
+# data movement
+_op("reshape", input_layouts=(ANY,), output_page="same", view=True)
+_op("permute", input_layouts=(ANY,), output_page="same")
+_op("concat", ("tensors",), variadic_input=True, input_layouts=(ANY,), output_page="same")
+_op("slice", input_layouts=(ANY,), output_page="same",
+    positional_attrs=("slice_start", "slice_end", "slice_step"))
+_op("split", input_layouts=(ANY,), output_page="same")
+_op("expand", input_layouts=(ANY,), output_page="same")
+_op("repeat", input_layouts=(ANY,), output_page="same")
+_op("embedding", ("input_tensor", "weight"), input_layouts=(ROW_MAJOR, ROW_MAJOR), output_page=TILE)
+
+# eltwise unary
+for _name in ("relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf",
+              "gelu", "reciprocal", "sin", "cos", "floor", "ceil", "sign", "logical_not", "silu"):
+    _op(_name)
+_op("clip")
+_op("hardtanh")
+
+# eltwise binary: tensor (op) tensor, or tensor (op) scalar attribute `scalar`
+for _name in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "eq", "ne", "gt", "ge",
+              "lt", "le", "logical_and", "logical_or"):
+    _op(_name, ("input_tensor_a", "input_tensor_b"))
+_op("pow", ("input_tensor", "exponent"))
+_op("where", ("predicate", "true_value", "false_value"))
+
+# matmul and normalisation
+_op("matmul", ("input_tensor_a", "input_tensor_b"))
+_op("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"})
+_op("softmax")
+_op("layer_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"})
+
+# reductions
+for _name in ("mean", "sum", "max", "min"):
+    _op(_name)
+
+# convolution and pooling (flattened NHWC activations [1, 1, N*H*W, C])
+_op("conv2d", ("input_tensor", "weight_tensor", "bias_tensor"),
+    keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
+    input_layouts=(ANY, HOST, HOST), output_page=TILE)
+_op("max_pool2d", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)
+_op("avg_pool2d", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)
+_op("global_avg_pool2d", input_layouts=(TILE,), output_page=TILE)
+
+
+def op_info(name: str) -> OpInfo:
+    """The OpInfo of a ttnn op; KeyError names the op."""
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"ttnn op {name!r} is not in the compiler's op table (ir/ttnn_ops.py)") from None

@@ -1,0 +1,23 @@
+"""Cast: float and bool values share the device's float dtype; other casts become ttnn.typecast."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.registry import register
+
+
+@register("Cast", 1, ttnn=("typecast",), note="float<->bool casts are free; int casts typecast")
+def cast(ctx: LoweringContext, node: gs.Node) -> None:
+    x, form = ctx.value_with_form(node.inputs[0])
+    to = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(node.attrs["to"])))
+    out = node.outputs[0]
+    src_float = x.dtype.kind in "fb"
+    dst_float = to.kind in "fb"
+    if src_float == dst_float:
+        ctx.bind(out, x, form)
+        return
+    dtype = np.float32 if dst_float else np.int32
+    ctx.bind(out, ctx.op("typecast", [x], x.shape, name=out.name, dtype=dtype), form)

@@ -1,0 +1,123 @@
+"""Ops that select or combine parts of tensors: Concat, Slice, Split, Gather (embedding and constant index)."""
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.registry import register
+
+
+@register("Concat", 4, ttnn=("concat",))
+def concat(ctx: LoweringContext, node: gs.Node) -> None:
+    out = node.outputs[0]
+    rank = len(out.shape)
+    axis = int(node.attrs["axis"]) % rank
+    inputs = [t for t in node.inputs if not (isinstance(t, gs.Constant) and np.asarray(t.values).size == 0)]
+    forms = [ctx.value_with_form(t)[1] if ctx.constant(t) is None else None for t in inputs]
+    if axis == 1 and all(f is not None for f in forms) and len({(f.n, f.h, f.w) for f in forms}) == 1:
+        xs = [ctx.value_with_form(t)[0] for t in inputs]
+        f0 = forms[0]
+        from onnx2ttnn.lowering.context import NHWC
+
+        form = NHWC(f0.n, f0.h, f0.w, sum(f.c for f in forms))
+        ctx.bind(out, ctx.op("concat", xs, form.flat_shape, name=out.name, dim=3), form)
+        return
+    xs = [ctx.value(t) for t in inputs]
+    y = xs[0] if len(xs) == 1 else ctx.op("concat", xs, out.shape, name=out.name, dim=axis)
+    ctx.bind(out, y)
+
+
+def slice_(ctx, x: gs.Variable, starts, ends, steps, out_shape, name: str) -> gs.Variable:
+    """ttnn.slice over all dims; a no-op slice returns the input."""
+    if tuple(starts) == (0,) * len(starts) and tuple(ends) == tuple(x.shape) and set(steps) <= {1}:
+        return x
+    return ctx.op("slice", [x], out_shape, name=name, slice_start=list(starts), slice_end=list(ends),
+                  slice_step=list(steps))
+
+
+@register("Slice", 10, ttnn=("slice",))
+def slice_op(ctx: LoweringContext, node: gs.Node) -> None:
+    x = ctx.value(node.inputs[0])
+    shape = list(x.shape)
+    rank = len(shape)
+    starts_in = ctx.require_constant(node.inputs[1], "Slice starts").reshape(-1).tolist()
+    ends_in = ctx.require_constant(node.inputs[2], "Slice ends").reshape(-1).tolist()
+    axes = list(range(len(starts_in)))
+    if len(node.inputs) > 3 and node.inputs[3].name:
+        axes = ctx.require_constant(node.inputs[3], "Slice axes").reshape(-1).tolist()
+    steps_in = [1] * len(axes)
+    if len(node.inputs) > 4 and node.inputs[4].name:
+        steps_in = ctx.require_constant(node.inputs[4], "Slice steps").reshape(-1).tolist()
+    starts, ends, steps = [0] * rank, list(shape), [1] * rank
+    for a, s, e, st in zip(axes, starts_in, ends_in, steps_in):
+        a %= rank
+        if st <= 0:
+            raise ConversionError(f"node {ctx.source!r}: Slice with step {st} is not supported")
+        size = shape[a]
+        s = min(max(s + size if s < 0 else s, 0), size)
+        e = min(max(e + size if e < 0 else e, 0), size)
+        starts[a], ends[a], steps[a] = s, max(e, s), st
+    ctx.bind(node.outputs[0], slice_(ctx, x, starts, ends, steps, node.outputs[0].shape, node.outputs[0].name))
+
+
+def _split_sizes(ctx, node, axis_size):
+    if len(node.inputs) > 1 and node.inputs[1].name:
+        return ctx.require_constant(node.inputs[1], "Split sizes").reshape(-1).tolist()
+    if "split" in node.attrs:
+        return list(node.attrs["split"])
+    n = int(node.attrs.get("num_outputs", len(node.outputs)))
+    chunk = -(-axis_size // n)
+    return [min(chunk, axis_size - i * chunk) for i in range(n)]
+
+
+@register("Split", 1, ttnn=("slice",), note="as one ttnn.slice per output")
+def split(ctx: LoweringContext, node: gs.Node) -> None:
+    x = ctx.value(node.inputs[0])
+    rank = len(x.shape)
+    axis = int(node.attrs.get("axis", 0)) % rank
+    offset = 0
+    for out, size in zip(node.outputs, _split_sizes(ctx, node, x.shape[axis])):
+        starts, ends = [0] * rank, list(x.shape)
+        starts[axis], ends[axis] = offset, offset + int(size)
+        offset += int(size)
+        ctx.bind(out, slice_(ctx, x, starts, ends, [1] * rank, out.shape, out.name))
+
+
+@register("Gather", 1, ttnn=("embedding", "slice", "reshape"),
+          note="embedding for a constant table; slices for constant indices")
+def gather(ctx: LoweringContext, node: gs.Node) -> None:
+    data, indices = node.inputs
+    out = node.outputs[0]
+    axis = int(node.attrs.get("axis", 0))
+    table, idx = ctx.constant(data), ctx.constant(indices)
+    if table is not None and idx is None and axis % table.ndim == 0 and table.ndim == 2:
+        ids = ctx.value(indices)
+        weight = ctx.float_param(table, data.name, key=(data.name, "embedding"))
+        ctx.bind(out, ctx.op("embedding", [ids, weight], out.shape, name=out.name))
+        return
+    if idx is None:
+        raise ConversionError(f"node {ctx.source!r}: Gather with runtime indices needs a constant 2-D table "
+                              "on axis 0 (embedding)")
+    x = ctx.value(data)
+    rank = len(x.shape)
+    axis %= rank
+    flat = [int(i) % x.shape[axis] for i in idx.reshape(-1)]
+    pieces = []
+    for k, i in enumerate(flat):
+        starts, ends = [0] * rank, list(x.shape)
+        starts[axis], ends[axis] = i, i + 1
+        piece_shape = list(x.shape)
+        piece_shape[axis] = 1
+        pieces.append(slice_(ctx, x, starts, ends, [1] * rank, piece_shape, f"{out.name}_{k}"))
+    if len(pieces) > 1:
+        shape = list(x.shape)
+        shape[axis] = len(pieces)
+        y = ctx.op("concat", pieces, shape, name=out.name + "_gathered", dim=axis)
+    else:
+        y = pieces[0]
+    shape = tuple(int(d) for d in out.shape) or (1,)
+    if tuple(y.shape) != shape:
+        y = ctx.op("reshape", [y], shape, name=out.name, shape=shape)
+    ctx.bind(out, y)

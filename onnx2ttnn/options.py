@@ -1,0 +1,27 @@
+"""Conversion options: one dataclass, each field with its help text."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MEMORY_POLICIES = ("dram", "l1")
+DTYPES = ("bf16", "fp32")
+
+
+@dataclass
+class Options:
+    """Everything that changes what `convert` produces."""
+
+    device: str = field(default="n150", metadata={"help": "target device: n150, n300 or p150"})
+    memory: str = field(default="dram", metadata={"help": "placement policy: dram (all DRAM interleaved) "
+                                                          "or l1 (L1 interleaved where it fits)"})
+    dtype: str = field(default="bf16", metadata={"help": "compute dtype of float tensors: bf16 or fp32"})
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
+                                                     metadata={"help": "NAME -> static shape overrides"})
+    dump_ir_after: tuple[str, ...] = field(default=(), metadata={"help": "pass names to dump the IR after"})
+    dump_dir: str = field(default=".", metadata={"help": "folder for --dump-ir-after files"})
+
+    def describe(self) -> str:
+        """One line for the generated program's header."""
+        shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
+        text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
+        return text + (f" input_shapes={shapes}" if shapes else "")

@@ -1,0 +1,63 @@
+"""assign-layouts: give every tensor of the ttnn graph a TTNNLayout that honours its ops' requirements.
+
+Reads: ttnn nodes and the op table (ir/ttnn_ops.py).  Writes: `ttnn_layout` on every tensor: page layout
+(uploads take the layout their consumers need, other ops their natural one), dtype (float tensors in the
+compute dtype, indices uint32), buffer dram interleaved (the memory planner refines it) or host.
+Before: `x_dev = from_torch(x)` (no layout); after: `x_dev: tile<bf16> dram interleaved`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.graph import layout_of, set_layout
+from onnx2ttnn.ir.layout import HOST_F32, TTNNLayout
+from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR, TILE, op_info
+from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.passes.base import Pass, PassContext
+
+
+class AssignLayouts(Pass):
+    name = "assign-layouts"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        compute = "f32" if ctx.options.dtype == "fp32" else "bf16"
+        for node in module.graph.nodes:
+            for out in node.outputs:
+                set_layout(out, self._layout(node, out, compute))
+
+    def _layout(self, node: gs.Node, out: gs.Tensor, compute: str) -> TTNNLayout:
+        info = op_info(node.op)
+        dtype = _dtype_of(out, compute)
+        if info.output_page == "host":
+            return HOST_F32
+        if node.op == "from_torch":
+            if node.attrs.get("_host"):
+                return TTNNLayout("row_major", "f32", "host", None)
+            return TTNNLayout(_wanted_page(out, dtype), dtype)
+        page = info.output_page
+        if page == "same":
+            page = layout_of(node.inputs[0]).page
+        if page not in (TILE, ROW_MAJOR):
+            page = TILE
+        if dtype in ("u32", "i32") and page == TILE and node.op == "embedding":
+            page = ROW_MAJOR
+        return TTNNLayout(page, dtype)
+
+
+def _dtype_of(tensor: gs.Tensor, compute: str) -> str:
+    kind = np.dtype(tensor.dtype).kind
+    return compute if kind in "fb" else "u32"
+
+
+def _wanted_page(tensor: gs.Tensor, dtype: str) -> str:
+    """The page layout an upload should have: what its consumers need (row-major if one needs it)."""
+    needs = set()
+    for consumer in tensor.outputs:
+        info = op_info(consumer.op)
+        for index, inp in enumerate(consumer.inputs):
+            if inp is tensor:
+                needs.add(info.input_layout(index))
+    if ROW_MAJOR in needs or dtype == "u32":
+        return ROW_MAJOR
+    return TILE

@@ -1,0 +1,62 @@
+"""decompose-layouts: insert the layout conversions ops need, and set the conversion calls' arguments.
+
+Reads: layouts on every tensor and each op's input requirements (ir/ttnn_ops.py).  Writes: a
+`to_layout` node wherever a producer's page layout differs from what a consumer needs (one per tensor and
+target, shared by all consumers, never a round trip); the `dtype`/`layout`/`device` arguments of every
+from_torch, to_layout and typecast, derived from their output layouts.
+Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
+"""
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, set_layout, ttnn_node
+from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, TILE, op_info
+from onnx2ttnn.passes.base import Pass, PassContext
+
+PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
+
+
+class DecomposeLayouts(Pass):
+    name = "decompose-layouts"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        graph = module.graph
+        converted: dict[tuple[int, str], gs.Variable] = {}
+        new_nodes, inserted = [], 0
+        for node in graph.nodes:
+            info = op_info(node.op)
+            for index, tensor in enumerate(node.inputs):
+                need = info.input_layout(index)
+                layout = layout_of(tensor)
+                if need in (ANY, HOST) or layout is None or not layout.on_device or layout.page == need:
+                    continue
+                key = (id(tensor), need)
+                if key not in converted:
+                    out = gs.Variable(f"{tensor.name}_{need}", dtype=tensor.dtype, shape=list(tensor.shape))
+                    set_layout(out, layout.with_(page=need))
+                    new_nodes.append(ttnn_node("to_layout", [tensor], [out], node.attrs.get("_source", "")))
+                    converted[key] = out
+                    inserted += 1
+                node.inputs[index] = converted[key]
+            new_nodes.append(node)
+        graph.nodes = new_nodes
+        for node in graph.nodes:
+            _set_conversion_arguments(node)
+        module.notes[self.name] = {"to_layout_inserted": inserted}
+
+
+def _set_conversion_arguments(node: gs.Node) -> None:
+    """dtype / layout / device arguments of conversion calls, from the layout they must produce."""
+    if node.op not in ("from_torch", "to_layout", "typecast"):
+        return
+    out = layout_of(node.outputs[0])
+    if node.op == "from_torch":
+        node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
+        if out.on_device:
+            node.attrs["layout"] = PAGE_REF[out.page]
+            node.attrs["device"] = DEVICE
+    elif node.op == "to_layout":
+        node.attrs["layout"] = PAGE_REF[out.page]
+    else:
+        node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)

@@ -1,0 +1,33 @@
+"""fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, matmul+add.
+
+Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, Linear; a folded Conv)
+in place of the patterns; the reasons rules rejected near-matches go to the pass notes.
+Before: `y = Add(MatMul(x, W), b)`; after: `y = onnx2ttnn.Linear(x, W, b)`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from onnx2ttnn.fusion import Match, rule_set
+from onnx2ttnn.ir.graph import Module, onnx_domain
+from onnx2ttnn.passes.base import Pass, PassContext
+
+
+class FusePatterns(Pass):
+    name = "fuse-patterns"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        graph = module.graph
+        applied, rejected = Counter(), Counter()
+        for rule in rule_set():
+            for node in list(graph.nodes):
+                if node.op != rule.anchor_op or onnx_domain(node) != "" or not node.outputs:
+                    continue
+                result = rule.match(node)
+                if isinstance(result, Match):
+                    rule.rewrite(graph, result)
+                    applied[rule.name] += 1
+                elif isinstance(result, str):
+                    rejected[f"{rule.name}: {result}"] += 1
+            graph.cleanup(remove_unused_graph_inputs=False).toposort()
+        module.notes[self.name] = {"applied": dict(applied), "rejected": dict(rejected)}

@@ -1,0 +1,74 @@
+"""The pipeline: the ordered list of passes (the table of contents of the compiler) and the PassManager."""
+from __future__ import annotations
+
+import os
+import time
+
+from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.passes.assign_layouts import AssignLayouts
+from onnx2ttnn.passes.base import Pass, PassContext
+from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
+from onnx2ttnn.passes.fold_constants import FoldConstants
+from onnx2ttnn.passes.fuse_patterns import FusePatterns
+from onnx2ttnn.passes.insert_deallocs import InsertDeallocs
+from onnx2ttnn.passes.lower_to_ttnn import LowerToTTNN
+from onnx2ttnn.passes.memory_config import MemoryConfigPass
+from onnx2ttnn.passes.place_memory import PlaceMemory
+from onnx2ttnn.passes.remove_identities import RemoveIdentities
+
+# What the importer does before the first pass (frontend/importer.py).
+IMPORT_STAGES = (
+    ("load", "read the .onnx file and its external data, run the ONNX checker"),
+    ("override-input-shapes", "pin graph input shapes given with --input-shape"),
+    ("infer-shapes", "ONNX shape inference with data propagation; every input must be static"),
+)
+
+
+def build_pipeline() -> list[Pass]:
+    """The passes in order, phase by phase."""
+    return [
+        # clean up what the exporter wrote
+        FoldConstants(),      # shape arithmetic and constant subgraphs become constants
+        RemoveIdentities(),   # no-op nodes out of the way of the pattern matcher
+        # ONNX -> ttnn
+        FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation
+        LowerToTTNN(),        # registry rules; all unsupported ops reported at once
+        # layouts
+        AssignLayouts(),      # a TTNNLayout on every tensor
+        DecomposeLayouts(),   # only the to_layout conversions that ops need
+        # memory
+        PlaceMemory(),        # dram / l1 policy
+        InsertDeallocs(),     # free each buffer after its last use
+        MemoryConfigPass(),   # last: memory_config attributes derived from layouts, verified
+    ]
+
+
+def pipeline_text() -> str:
+    """What --print-pipeline shows: each stage's name and the first line of its docstring."""
+    lines = [f"{name:24} {doc}" for name, doc in IMPORT_STAGES]
+    for p in build_pipeline():
+        summary = p.summary()
+        summary = summary.split(":", 1)[1].strip() if summary.startswith(p.name + ":") else summary
+        lines.append(f"{p.name:24} {summary}")
+    return "\n".join(lines)
+
+
+class PassManager:
+    """Runs the pipeline, times each pass and dumps the IR after the passes asked for."""
+
+    def __init__(self, passes: list[Pass]) -> None:
+        self.passes = passes
+        names = {p.name for p in passes}
+        self.known = names | {name for name, _ in IMPORT_STAGES}
+
+    def run(self, module: Module, ctx: PassContext, progress=None) -> None:
+        for p in self.passes:
+            if progress:
+                progress(p.name)
+            start = time.perf_counter()
+            p.run(module, ctx)
+            ctx.timings.append((p.name, time.perf_counter() - start))
+            if p.name in ctx.options.dump_ir_after:
+                from onnx2ttnn.emit.ir_dump import write_ir
+
+                write_ir(module, os.path.join(ctx.options.dump_dir, f"ir_after_{p.name}.onnx"))
