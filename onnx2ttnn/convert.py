@@ -68,11 +68,12 @@ def _options(kwargs: dict) -> Options:
 
 
 def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str], None] = None,
-            **options) -> Conversion:
+            probes: bool = False, **options) -> Conversion:
     """Convert an ONNX model (path or ModelProto) for a Tenstorrent device.
 
     Options are the fields of onnx2ttnn.options.Options (device, memory, dtype, input_shapes, ...).
     `output_path` only names the files the program refers to; nothing is written until Conversion.write().
+    `probes` makes the program report every intermediate value to a PROBE hook (for verify --per-op).
     """
     opts = _options(options)
     ctx = PassContext(opts)
@@ -86,7 +87,7 @@ def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str
     source_model = _source_reference(module.source_path, output_path)
     start = time.perf_counter()
     program = emit_program(module, weights_file=weights_name, source_model=source_model,
-                           options_text=opts.describe(), device_name=opts.device)
+                           options_text=opts.describe(), device_name=opts.device, probes=probes)
     ctx.timings.append(("emit", time.perf_counter() - start))
     result = Conversion(module, program, opts, ctx.timings)
     result.program_weights_name = weights_name

@@ -71,8 +71,9 @@ class PythonEmitter:
     """Renders one Module; construct, then call emit()."""
 
     def __init__(self, module: Module, weights_file: str, source_model: str, options_text: str,
-                 device_name: str) -> None:
+                 device_name: str, probes: bool = False) -> None:
         self.module = module
+        self.probes = probes
         self.weights_file = weights_file
         self.source_model = source_model
         self.options_text = options_text
@@ -142,6 +143,9 @@ class PythonEmitter:
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
+        if self.probes:
+            w.line("PROBE = None  # set by onnx2ttnn verify --per-op: PROBE(onnx_name, tensor, nhwc_dims)")
+            w.line()
         program_template.load_parameters(w, self, param_nodes)
         line_map = self._forward(w, body_nodes, inputs)
         program_template.main(w)
@@ -162,6 +166,9 @@ class PythonEmitter:
                     last_source = source
                 line_map[w.line_count + 1] = index_of[id(node)]
                 w.line(self.statement(node))
+                if self.probes:
+                    for onnx_name, nhwc in node.attrs.get("_probes", ()):
+                        w.line(f"PROBE({ascii(onnx_name)}, {self.name(node.outputs[0])}, {nhwc!r})")
             outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
             w.line(f"return {{{outs}}}")
         w.line()
@@ -170,8 +177,8 @@ class PythonEmitter:
 
 
 def emit_program(module: Module, *, weights_file: str, source_model: str, options_text: str,
-                 device_name: str) -> EmittedProgram:
-    return PythonEmitter(module, weights_file, source_model, options_text, device_name).emit()
+                 device_name: str, probes: bool = False) -> EmittedProgram:
+    return PythonEmitter(module, weights_file, source_model, options_text, device_name, probes).emit()
 
 
 VERSION = __version__

@@ -112,3 +112,11 @@ def onnx_domain(node: gs.Node) -> str:
 def is_onnx_op(node, op_type: str) -> bool:
     """True for a default-domain ONNX node of `op_type`."""
     return node is not None and node.op == op_type and onnx_domain(node) == ""
+
+
+def replace_uses(old: gs.Tensor, new: gs.Tensor) -> None:
+    """Every node reading `old` reads `new` instead."""
+    for consumer in list(old.outputs):
+        for index, tensor in enumerate(consumer.inputs):
+            if tensor is old:
+                consumer.inputs[index] = new

@@ -68,7 +68,7 @@ _op("embedding", ("input_tensor", "weight"), input_layouts=(ROW_MAJOR, ROW_MAJOR
 
 # eltwise unary
 for _name in ("relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf",
-              "gelu", "reciprocal", "sin", "cos", "floor", "ceil", "sign", "logical_not", "silu"):
+              "gelu", "reciprocal", "sin", "cos", "floor", "ceil", "sign", "logical_not", "silu", "isnan"):
     _op(_name)
 _op("clip")
 _op("hardtanh")

@@ -116,8 +116,12 @@ class LoweringContext:
 
     # --- writing ttnn values -------------------------------------------------------------------
     def bind(self, tensor: gs.Tensor, var: gs.Variable, form: Optional[NHWC] = None) -> None:
-        """Record that ONNX `tensor` is computed by ttnn tensor `var` (in `form`)."""
+        """Record that ONNX `tensor` is computed by ttnn tensor `var` (in `form`); the producing node notes
+        it in `_probes` so verify --per-op can compare the value with onnxruntime's."""
         self._values[tensor.name] = (var, form)
+        if var.inputs and not var.inputs[0].attrs.get("_param"):
+            nhwc = (form.n, form.h, form.w, form.c) if form is not None else None
+            var.inputs[0].attrs.setdefault("_probes", []).append((tensor.name, nhwc))
 
     def bind_input(self, tensor: gs.Variable, var: gs.Variable) -> None:
         self._values[tensor.name] = (var, None)
@@ -142,9 +146,9 @@ class LoweringContext:
         if key in self._params:
             return self._params[key]
         array = np.ascontiguousarray(array)
-        if array.dtype.kind == "f":
+        if array.dtype.kind in "fb":  # booleans live on the device as 0.0 / 1.0
             array = array.astype(np.float32)
-        elif array.dtype.kind in "iub":
+        elif array.dtype.kind in "iu":
             array = array.astype(np.int32)
         pname = self._param_names.create(name)
         const = gs.Constant(pname, array)

@@ -10,7 +10,7 @@ from onnx2ttnn.lowering.registry import register
 UNARY = {
     "Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
     "Neg": "neg", "Abs": "abs", "Erf": "erf", "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos",
-    "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Not": "logical_not",
+    "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Not": "logical_not", "IsNaN": "isnan",
 }
 BINARY = {
     "Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Max": "maximum", "Min": "minimum",

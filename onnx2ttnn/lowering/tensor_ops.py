@@ -121,3 +121,28 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     if tuple(y.shape) != shape:
         y = ctx.op("reshape", [y], shape, name=out.name, shape=shape)
     ctx.bind(out, y)
+
+
+@register("GatherND", 11, ttnn=("reshape", "slice"), note="constant indices selecting a contiguous range")
+def gather_nd(ctx: LoweringContext, node: gs.Node) -> None:
+    data, indices = node.inputs
+    out = node.outputs[0]
+    if int(node.attrs.get("batch_dims", 0)) != 0:
+        raise ConversionError(f"node {ctx.source!r}: GatherND with batch_dims is not supported")
+    idx = ctx.require_constant(indices, "GatherND indices")
+    x = ctx.value(data)
+    k = idx.shape[-1]
+    lead, rest = tuple(x.shape[:k]), tuple(x.shape[k:])
+    flat = np.ravel_multi_index(tuple(np.moveaxis(idx.reshape(-1, k) % np.array(lead), 1, 0)), lead)
+    start, count = int(flat[0]), int(flat.size)
+    if not np.array_equal(flat, np.arange(start, start + count)):
+        raise ConversionError(f"node {ctx.source!r}: GatherND is supported for indices selecting a contiguous "
+                              "range only")
+    rows = (int(np.prod(lead)),) + rest
+    y = x if tuple(x.shape) == rows else ctx.op("reshape", [x], rows, name=out.name + "_rows", shape=rows)
+    y = slice_(ctx, y, [start] + [0] * len(rest), [start + count] + list(rest), [1] * len(rows),
+               (count,) + rest, out.name + "_picked")
+    shape = tuple(int(d) for d in out.shape) or (1,)
+    if tuple(y.shape) != shape:
+        y = ctx.op("reshape", [y], shape, name=out.name, shape=shape)
+    ctx.bind(out, y)

@@ -29,6 +29,8 @@ class AssignLayouts(Pass):
     def _layout(self, node: gs.Node, out: gs.Tensor, compute: str) -> TTNNLayout:
         info = op_info(node.op)
         dtype = _dtype_of(out, compute)
+        if node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
+            dtype = compute  # integer inputs used as values (masks) are uploaded as floats
         if info.output_page == "host":
             return HOST_F32
         if node.op == "from_torch":
@@ -48,6 +50,10 @@ class AssignLayouts(Pass):
 def _dtype_of(tensor: gs.Tensor, compute: str) -> str:
     kind = np.dtype(tensor.dtype).kind
     return compute if kind in "fb" else "u32"
+
+
+def _feeds_embedding_indices(tensor: gs.Tensor) -> bool:
+    return any(c.op == "embedding" and c.inputs[0] is tensor for c in tensor.outputs)
 
 
 def _wanted_page(tensor: gs.Tensor, dtype: str) -> str:

@@ -3,14 +3,15 @@
 Reads: layouts on every tensor and each op's input requirements (ir/ttnn_ops.py).  Writes: a
 `to_layout` node wherever a producer's page layout differs from what a consumer needs (one per tensor and
 target, shared by all consumers, never a round trip); the `dtype`/`layout`/`device` arguments of every
-from_torch, to_layout and typecast, derived from their output layouts.
+from_torch, to_layout, typecast and embedding, derived from their output layouts.
+Typecasts that change nothing are dropped.
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
 """
 from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, set_layout, ttnn_node
+from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, TILE, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -22,6 +23,7 @@ class DecomposeLayouts(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         graph = module.graph
+        removed = _drop_noop_typecasts(graph)
         converted: dict[tuple[int, str], gs.Variable] = {}
         new_nodes, inserted = [], 0
         for node in graph.nodes:
@@ -43,12 +45,28 @@ class DecomposeLayouts(Pass):
         graph.nodes = new_nodes
         for node in graph.nodes:
             _set_conversion_arguments(node)
-        module.notes[self.name] = {"to_layout_inserted": inserted}
+        module.notes[self.name] = {"to_layout_inserted": inserted, "noop_typecasts_removed": removed}
+
+
+def _drop_noop_typecasts(graph: gs.Graph) -> int:
+    """Typecasts whose input already has the output dtype are removed (consumers read the input)."""
+    removed = 0
+    for node in list(graph.nodes):
+        if node.op != "typecast":
+            continue
+        src, out = node.inputs[0], node.outputs[0]
+        if layout_of(src).dtype != layout_of(out).dtype or out in graph.outputs:
+            continue
+        replace_uses(out, src)
+        node.outputs.clear()
+        graph.nodes.remove(node)
+        removed += 1
+    return removed
 
 
 def _set_conversion_arguments(node: gs.Node) -> None:
     """dtype / layout / device arguments of conversion calls, from the layout they must produce."""
-    if node.op not in ("from_torch", "to_layout", "typecast"):
+    if node.op not in ("from_torch", "to_layout", "typecast", "embedding"):
         return
     out = layout_of(node.outputs[0])
     if node.op == "from_torch":
@@ -56,7 +74,7 @@ def _set_conversion_arguments(node: gs.Node) -> None:
         if out.on_device:
             node.attrs["layout"] = PAGE_REF[out.page]
             node.attrs["device"] = DEVICE
-    elif node.op == "to_layout":
+    elif node.op in ("to_layout", "embedding"):
         node.attrs["layout"] = PAGE_REF[out.page]
     else:
         node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)

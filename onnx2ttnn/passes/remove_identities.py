@@ -6,7 +6,7 @@ is kept when removing it would rename that output.  Before: `y = Identity(x); z 
 """
 from __future__ import annotations
 
-from onnx2ttnn.ir.graph import Module, onnx_domain
+from onnx2ttnn.ir.graph import Module, onnx_domain, replace_uses
 from onnx2ttnn.passes.base import Pass, PassContext
 
 NO_OPS = {"Identity", "Dropout"}
@@ -27,8 +27,7 @@ class RemoveIdentities(Pass):
             src, out = node.inputs[0], node.outputs[0]
             if out.name in outputs:
                 continue
-            for consumer in list(out.outputs):
-                consumer.inputs[:] = [src if t is out else t for t in consumer.inputs]
+            replace_uses(out, src)
             node.outputs.clear()
             removed += 1
         graph.cleanup(remove_unused_graph_inputs=False).toposort()

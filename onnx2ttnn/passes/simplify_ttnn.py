@@ -1,0 +1,43 @@
+"""simplify-ttnn: peephole clean-up of the lowered graph: reshape chains collapse, no-op reshapes vanish.
+
+Reads: ttnn nodes straight from lowering.  Writes: the same graph with `reshape(reshape(x, a), b)` turned
+into `reshape(x, b)` when the inner result has no other reader, and reshapes to the input's own shape
+removed.  Before: `t = reshape(x, (16,)); y = reshape(t, (1, 1, 1, 16))`; after: `y = reshape(x, (1, 1, 1, 16))`.
+"""
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.graph import Module, replace_uses
+from onnx2ttnn.passes.base import Pass, PassContext
+
+
+class SimplifyTTNN(Pass):
+    name = "simplify-ttnn"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        graph = module.graph
+        outputs = set(map(id, graph.outputs))
+        collapsed = dropped = 0
+        for node in list(graph.nodes):
+            if node.op != "reshape":
+                continue
+            src = node.inputs[0]
+            inner = src.inputs[0] if src.inputs else None
+            if inner is not None and inner.op == "reshape" and len(src.outputs) == 1 and id(src) not in outputs:
+                node.inputs[0] = inner.inputs[0]
+                inner.outputs.clear()
+                graph.nodes.remove(inner)
+                collapsed += 1
+                src = node.inputs[0]
+            if tuple(src.shape) == tuple(node.outputs[0].shape) and id(node.outputs[0]) not in outputs:
+                _bypass(graph, node, src)
+                dropped += 1
+        module.notes[self.name] = {"reshapes_collapsed": collapsed, "reshapes_dropped": dropped}
+
+
+def _bypass(graph: gs.Graph, node: gs.Node, src: gs.Tensor) -> None:
+    out = node.outputs[0]
+    replace_uses(out, src)
+    node.outputs.clear()
+    graph.nodes.remove(node)

@@ -1,0 +1,211 @@
+"""verify(): convert a model, run the generated program on the ttnn simulator and compare with onnxruntime.
+
+The report gives, per output, shape, PCC, max abs / rel error and pass/fail at PCC_THRESHOLD, plus peak L1
+per core, peak DRAM per bank and leaked buffers.  With per_op, every intermediate that has an ONNX
+counterpart is compared and the first op whose PCC falls below the threshold is named.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import onnx
+
+from onnx2ttnn.convert import convert
+from onnx2ttnn.errors import ConversionError
+
+# The one place tolerances live (tt-metal's convention for bf16 programs); fp32 programs must do better.
+PCC_THRESHOLD = {"bf16": 0.99, "fp32": 0.9999}
+
+
+@dataclass
+class OutputCheck:
+    name: str
+    shape: tuple
+    pcc: float
+    max_abs: float
+    max_rel: float
+    passed: bool
+
+
+@dataclass
+class VerifyReport:
+    outputs: list[OutputCheck]
+    threshold: float
+    peak_l1_per_core: int = 0
+    peak_dram_per_bank: int = 0
+    leaks: list = field(default_factory=list)
+    first_divergent: Optional[str] = None  # "op_type 'node name' (tensor 'x', PCC 0.42)"
+    per_op: list = field(default_factory=list)  # (onnx tensor, node, pcc)
+
+    @property
+    def passed(self) -> bool:
+        return all(o.passed for o in self.outputs) and not self.leaks
+
+    def text(self) -> str:
+        lines = [f"{'output':28} {'shape':18} {'PCC':>10} {'max abs':>10} {'max rel':>10}  result"]
+        for o in self.outputs:
+            lines.append(f"{ascii(o.name)[1:-1][:28]:28} {str(o.shape):18} {o.pcc:10.6f} {o.max_abs:10.4g} "
+                         f"{o.max_rel:10.4g}  {'pass' if o.passed else 'FAIL'} (PCC >= {self.threshold})")
+        lines.append(f"peak L1 per core: {self.peak_l1_per_core} B; peak DRAM per bank: {self.peak_dram_per_bank} B")
+        lines.append(f"leaked buffers: {len(self.leaks)}" + (f" {self.leaks[:5]}" if self.leaks else ""))
+        if self.per_op:
+            lines.append(f"per-op: {len(self.per_op)} intermediates compared; first below threshold: "
+                         f"{self.first_divergent or 'none'}")
+        lines.append("PASS" if self.passed else "FAIL")
+        return "\n".join(lines)
+
+
+def pcc(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation; equal constant arrays give 1.0, and NaNs count as a total mismatch."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        return 0.0
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return 0.0
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    finite = np.isfinite(a) & np.isfinite(b)
+    if not np.array_equal(a[~finite], b[~finite]):
+        return 0.0
+    a, b = a[finite], b[finite]
+    if a.size == 0 or np.array_equal(a, b):
+        return 1.0
+    if a.std() == 0 or b.std() == 0:
+        return 1.0 if np.allclose(a, b, rtol=1e-2, atol=1e-3) else 0.0
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float) -> OutputCheck:
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    value = pcc(got, want) if got.shape == want.shape else 0.0
+    diff = np.abs(got - want) if got.shape == want.shape else np.array([np.inf])
+    max_abs = float(np.nanmax(diff)) if diff.size else 0.0
+    scale = np.maximum(np.abs(want), 1e-6) if got.shape == want.shape else np.array([1.0])
+    max_rel = float(np.nanmax(diff / scale)) if diff.size else 0.0
+    return OutputCheck(name, tuple(want.shape), value, max_abs, max_rel, value >= threshold)
+
+
+def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", **options) -> VerifyReport:
+    """Convert `model`, run it on the simulator, compare with onnxruntime; returns a VerifyReport.
+
+    `inputs`: None (seeded random), a path to an .npz keyed by ONNX input names, or a dict of arrays.
+    Other keyword arguments are conversion options (memory, dtype, input_shapes, ...).
+    """
+    from onnx2ttnn.sim import runtime
+
+    threshold = PCC_THRESHOLD[options.get("dtype", "bf16")]
+    with tempfile.TemporaryDirectory(prefix="onnx2ttnn-verify-") as tmp:
+        program_path = os.path.join(tmp, "model_ttnn.py")
+        conversion = convert(model, program_path, probes=per_op, device=device, **options)
+        conversion.write(program_path)
+        program = _load_program(program_path)
+        feeds = _inputs(program, inputs)
+        probes: list = []
+        runtime.configure(device)
+        with runtime.install():
+            import ttnn  # the simulator
+
+            if per_op:
+                program.PROBE = lambda name, tensor, nhwc: probes.append((name, _to_nchw(ttnn.to_torch(tensor), nhwc)))
+            dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+            params = program.load_parameters(dev)
+            runtime.reset_peaks(dev)
+            got = program.forward(dev, params, **{ident: _torch(feeds[onnx_name])
+                                                  for ident, (onnx_name, _, _) in program.INPUTS.items()})
+            stats = runtime.memory_stats(dev)
+            for tensor in params.values():
+                if tensor.storage_type() == ttnn.StorageType.DEVICE:
+                    ttnn.deallocate(tensor)
+            leaks = [str(b) for b in runtime.leaks(dev)]
+            ttnn.close_device(dev)
+    source = _source_model(model)
+    expected = _onnxruntime(source, feeds, list(program.OUTPUTS))
+    checks = [compare(name, got[name].float().numpy() if hasattr(got[name], "float") else got[name],
+                      expected[name], threshold) for name in program.OUTPUTS]
+    report = VerifyReport(checks, threshold, stats["L1"].peak_per_bank, stats["DRAM"].peak_per_bank, leaks)
+    if per_op:
+        _per_op(report, source, feeds, probes, threshold)
+    return report
+
+
+def _load_program(path: str):
+    spec = importlib.util.spec_from_file_location(f"onnx2ttnn_program_{abs(hash(path))}", path)
+    module = importlib.util.module_from_spec(spec)
+    from onnx2ttnn.sim import runtime
+
+    with runtime.install():
+        spec.loader.exec_module(module)
+    return module
+
+
+def _inputs(program, inputs) -> dict[str, np.ndarray]:
+    """Input arrays keyed by ONNX input name."""
+    if inputs is None:
+        return {program.INPUTS[ident][0]: t.numpy() for ident, t in program.random_inputs().items()}
+    if isinstance(inputs, (str, os.PathLike)):
+        if not os.path.isfile(inputs):
+            raise ConversionError(f"inputs file not found: {inputs}")
+        with np.load(inputs, allow_pickle=False) as data:
+            inputs = {k: data[k] for k in data.files}
+    missing = [name for name, _, _ in program.INPUTS.values() if name not in inputs]
+    if missing:
+        raise ConversionError(f"inputs lack {', '.join(map(repr, missing))}")
+    return {name: np.asarray(inputs[name]).astype(dtype) for name, _, dtype in program.INPUTS.values()}
+
+
+def _torch(array: np.ndarray):
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def _to_nchw(tensor, nhwc):
+    """A probed value in ONNX layout: flattened NHWC [1, 1, N*H*W, C] back to NCHW."""
+    value = tensor.float().numpy() if hasattr(tensor, "float") else np.asarray(tensor)
+    if nhwc is None:
+        return value
+    n, h, w, c = nhwc
+    return value.reshape(n, h, w, c).transpose(0, 3, 1, 2)
+
+
+def _source_model(model) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    return onnx.load(os.fspath(model))
+
+
+def _onnxruntime(model: onnx.ModelProto, feeds: dict, names: list[str]) -> dict[str, np.ndarray]:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return dict(zip(names, session.run(names, feeds)))
+
+
+def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: list, threshold: float) -> None:
+    """Compare every probed intermediate with onnxruntime's value; name the first op below threshold."""
+    producers = {out: node for node in model.graph.node for out in node.output}
+    wanted = [name for name, _ in probes if name in producers]
+    extended = onnx.ModelProto()
+    extended.CopyFrom(model)
+    known = {o.name for o in extended.graph.output}
+    for name in dict.fromkeys(wanted):
+        if name not in known:
+            extended.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    expected = _onnxruntime(extended, feeds, list(dict.fromkeys(wanted)))
+    for name, value in probes:
+        if name not in expected:
+            continue
+        node = producers[name]
+        score = pcc(value, expected[name]) if np.shape(value) == np.shape(expected[name]) else 0.0
+        report.per_op.append((name, node.name, score))
+        if score < threshold and report.first_divergent is None:
+            report.first_divergent = f"{node.op_type} {node.name!r} (tensor {name!r}, PCC {score:.4f})"
+

@@ -1,0 +1,59 @@
+"""fuse-patterns: linear+bias, erf-gelu, conv+batchnorm and conv+relu fuse; near misses do not."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn.frontend.importer import import_model
+from onnx2ttnn.options import Options
+from onnx2ttnn.passes.base import PassContext
+from onnx2ttnn.passes.fuse_patterns import FusePatterns
+
+
+def _model(nodes, inits, x_shape, y_shape) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+                              [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _fused_ops(model) -> list[str]:
+    module = import_model(model, {})
+    FusePatterns().run(module, PassContext(Options()))
+    return [n.op for n in module.graph.nodes]
+
+
+def test_matmul_add_becomes_linear():
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])]
+    assert _fused_ops(_model(nodes, {"w": np.ones((8, 4)), "b": np.ones(4)}, [2, 8], [2, 4])) == ["Linear"]
+
+
+def test_matmul_add_of_a_full_matrix_is_not_fused():
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])]
+    assert _fused_ops(_model(nodes, {"w": np.ones((8, 4)), "b": np.ones((2, 4))}, [2, 8], [2, 4])) == \
+        ["MatMul", "Add"]
+
+
+def test_erf_gelu_in_torch_order_becomes_gelu():
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
+             helper.make_node("Mul", ["m", "half"], ["y"])]
+    inits = {"sqrt2": np.float32(np.sqrt(2)), "one": np.float32(1), "half": np.float32(0.5)}
+    assert _fused_ops(_model(nodes, inits, [2, 8], [2, 8])) == ["Gelu"]
+
+
+def test_erf_without_the_half_is_not_gelu():
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["y"])]
+    inits = {"sqrt2": np.float32(np.sqrt(2)), "one": np.float32(1)}
+    assert "Gelu" not in _fused_ops(_model(nodes, inits, [2, 8], [2, 8]))
+
+
+def test_conv_batchnorm_relu_becomes_one_conv_with_activation():
+    c = 4
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "g", "b", "m", "v"], ["n"]),
+             helper.make_node("Relu", ["n"], ["y"])]
+    inits = {"w": np.ones((c, 3, 3, 3)), "g": np.ones(c), "b": np.zeros(c), "m": np.zeros(c), "v": np.ones(c)}
+    assert _fused_ops(_model(nodes, inits, [1, 3, 8, 8], [1, c, 8, 8])) == ["ConvAct"]

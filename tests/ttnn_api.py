@@ -1,0 +1,95 @@
+"""Checks generated programs against the real ttnn 0.81.1 API manifest kept in tests/data.
+
+Every `ttnn.X(...)` call must name an operation, function or class of the manifest, its keywords must be
+parameters of one overload and its positional arguments must fit that overload; every `ttnn.A.B`
+reference must be a member of enum/class A.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from functools import lru_cache
+
+MANIFEST = os.path.join(os.path.dirname(__file__), "data", "ttnn-0.81.1-api.json")
+
+
+@lru_cache(maxsize=1)
+def manifest() -> dict:
+    with open(MANIFEST) as handle:
+        return json.load(handle)
+
+
+def _split_params(signature: str) -> tuple[list[str], set[str], bool]:
+    """(positional parameter names, all parameter names, accepts **kwargs) of one signature string."""
+    inner = signature[signature.index("(") + 1: signature.rindex(")")]
+    depth, current, parts = 0, "", []
+    for ch in inner:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    positional, names, keyword_only, var_kw = [], set(), False, False
+    for part in (p.strip().replace("\\*", "*") for p in parts):
+        if not part or part == "self" or part == "/":
+            continue
+        if part.startswith("**"):
+            var_kw = True
+            continue
+        if part.startswith("*"):
+            keyword_only = True
+            continue
+        name = re.split(r"[:=]", part, maxsplit=1)[0].strip()
+        names.add(name)
+        if not keyword_only:
+            positional.append(name)
+    return positional, names, var_kw
+
+
+def _signatures(name: str) -> list[str] | None:
+    api = manifest()
+    for section in ("operations", "functions", "classes"):
+        if name in api[section]:
+            return api[section][name].get("signatures", [])
+    return None
+
+
+def check_source(source: str) -> list[str]:
+    """Violations of the ttnn API in a program's source (empty when it fits)."""
+    api = manifest()
+    tree = ast.parse(source)
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and \
+                isinstance(node.value.value, ast.Name) and node.value.value.id == "ttnn":
+            owner, member = node.value.attr, node.attr
+            members = set(api["enums"].get(owner, {}).get("members", [])) | set(
+                api["classes"].get(owner, {}).get("members", []))
+            if members and member not in members:
+                problems.append(f"line {node.lineno}: ttnn.{owner}.{member} is not a member")
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ttnn":
+            name = node.attr
+            if _signatures(name) is None and name not in api["constants"] and name not in api["enums"]:
+                problems.append(f"line {node.lineno}: ttnn.{name} does not exist")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "ttnn":
+            sigs = _signatures(node.func.attr)
+            if not sigs:
+                continue
+            keywords = {k.arg for k in node.keywords}
+            fits = False
+            for sig in sigs:
+                positional, names, var_kw = _split_params(sig)
+                if len(node.args) <= len(positional) and (var_kw or keywords <= names) and \
+                        not keywords & set(positional[:len(node.args)]):
+                    fits = True
+                    break
+            if not fits:
+                problems.append(f"line {node.lineno}: ttnn.{node.func.attr}({len(node.args)} positional, "
+                                f"{sorted(keywords)}) fits no overload")
+    return problems
