@@ -16,12 +16,11 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     for text in values:
         name, sep, dims = text.rpartition("=")
         try:
-            shape = tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
+            shape = tuple(int(d) for d in dims.split(","))
         except ValueError:
             shape = ()
         if not sep or not name or not shape or any(d <= 0 for d in shape):
-            raise click.BadParameter(f"{text!r}: expected NAME=D0,D1,... with positive integers",
-                                     param_hint="--input-shape")
+            fail(f"--input-shape {text!r}: expected NAME=D0,D1,... with positive integers")
         shapes[name] = shape
     return shapes
 
@@ -78,23 +77,26 @@ def convert(model, output, input_shape, device, memory, dtype, emit_ir, print_pi
     unknown = [p for p in dump_ir_after if p not in known]
     if unknown:
         fail(f"--dump-ir-after: unknown pass {', '.join(unknown)}; see --print-pipeline")
-    _check_writable(output)
-    from onnx2ttnn.convert import convert as run_convert
+    from onnx2ttnn.convert import convert as run_convert, weights_path_for
+
+    for path in (output, weights_path_for(output)) + ((emit_ir,) if emit_ir else ()):
+        _check_writable(path)
+    shapes = parse_input_shapes(input_shape)
 
     try:
-        result = run_convert(model, output, input_shapes=parse_input_shapes(input_shape), device=device,
+        result = run_convert(model, output, input_shapes=shapes, device=device,
                              memory=memory, dtype=dtype, dump_ir_after=tuple(dump_ir_after),
                              dump_dir=os.path.dirname(os.path.abspath(output)),
                              progress=lambda name: click.echo(f"  {name} ...", err=True))
-        program, weights = result.write(output)
         if emit_ir:
             from onnx2ttnn.emit.ir_dump import write_ir
 
             write_ir(result.module, emit_ir)
+        program, weights = result.write(output)
     except ConversionError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"cannot write output: {exc.strerror or exc} ({exc.filename or output})")
+        fail(f"cannot write {output!r}: {exc.strerror or exc}")
     click.echo(summary(result, program, weights))
 
 
@@ -102,6 +104,8 @@ def _check_writable(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         fail(f"cannot write {path!r}: folder {folder!r} does not exist")
+    if os.path.exists(path) and not os.path.isfile(path):
+        fail(f"cannot write {path!r}: it exists and is not a file")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         fail(f"cannot write {path!r}: permission denied")
 
@@ -127,8 +131,9 @@ def verify(model, input_shape, device, memory, dtype, inputs_path, per_op):
     """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime."""
     from onnx2ttnn.verify import verify as run_verify
 
+    shapes = parse_input_shapes(input_shape)
     try:
-        report = run_verify(model, input_shapes=parse_input_shapes(input_shape), device=device, memory=memory,
+        report = run_verify(model, input_shapes=shapes, device=device, memory=memory,
                             dtype=dtype, inputs=inputs_path, per_op=per_op)
     except ConversionError as exc:
         fail(str(exc))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from onnx2ttnn.emit.python import EmittedProgram, emit_program
-from onnx2ttnn.emit.weights import npz_bytes, write_atomic
+from onnx2ttnn.emit.weights import npz_bytes, write_files
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.ir.device import DEVICES
@@ -43,8 +43,7 @@ class Conversion:
         if os.path.basename(weights_path) != self.program_weights_name:
             raise ConversionError("the weights file must keep the name the program was generated with "
                                   f"({self.program_weights_name})")
-        write_atomic(weights_path, npz_bytes(self.program.weights))
-        write_atomic(path, self.program.source)
+        write_files({weights_path: npz_bytes(self.program.weights), path: self.program.source})
         return path, weights_path
 
     program_weights_name: str = "model_ttnn.npz"

@@ -39,3 +39,25 @@ def write_atomic(path: str, payload: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_files(payloads: dict[str, bytes | str]) -> None:
+    """Write several files all-or-nothing: every one goes to a temporary file first, then all are renamed."""
+    staged = []
+    try:
+        for path, payload in payloads.items():
+            folder = os.path.dirname(os.path.abspath(path))
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise IsADirectoryError(21, "it exists and is not a file", path)
+            fd, tmp = tempfile.mkstemp(prefix=".onnx2ttnn-", dir=folder)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload.encode("utf-8") if isinstance(payload, str) else payload)
+            os.chmod(tmp, 0o644)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise

@@ -1,0 +1,320 @@
+"""The command line on bad input: exit code 2, one "error:" message, no traceback, nothing written.
+
+Every bad-input case runs both in-process (click's CliRunner on onnx2ttnn.cli.main) and as a real
+subprocess of the installed `onnx2ttnn` script, so a traceback printed by the interpreter is caught too.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn.cli import main
+from onnx2ttnn.passes.pipeline import IMPORT_STAGES, build_pipeline
+
+REPO = Path(__file__).resolve().parents[1]
+MLP = REPO / "models" / "mlp.onnx"
+CNN = REPO / "models" / "cnn.onnx"
+
+# `convert` reports progress on stderr as "  <stage> ..."; everything else on stderr is the message.
+PROGRESS = re.compile(r"^  [A-Za-z0-9_-]+ \.\.\.$")
+
+
+# --- running the CLI ------------------------------------------------------------------------------
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def _script() -> list[str]:
+    exe = shutil.which("onnx2ttnn")
+    if exe:
+        return [exe]
+    # no console script on PATH: run the click group directly (cli.py has no __main__ guard)
+    return [sys.executable, "-c", "import sys; from onnx2ttnn.cli import main; sys.exit(main())"]
+
+
+def run_subprocess(args: list[str], cwd: Path) -> Run:
+    proc = subprocess.run(_script() + args, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_inprocess(args: list[str], cwd: Path) -> Run:
+    runner = CliRunner()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = runner.invoke(main, args, catch_exceptions=True)
+    finally:
+        os.chdir(old)
+    # an exception other than SystemExit escaping the command is a crash (a traceback for the user)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        tb = "".join(traceback.format_exception(*result.exc_info))
+        return Run(result.exit_code, result.stdout, result.stderr + "\nTraceback (in-process):\n" + tb)
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+RUNNERS = {"inprocess": run_inprocess, "subprocess": run_subprocess}
+
+
+def message_of(stderr: str) -> str:
+    """stderr without the progress lines."""
+    return "\n".join(line for line in stderr.splitlines() if not PROGRESS.match(line)).strip()
+
+
+def assert_clean_failure(run: Run) -> str:
+    """Exit code 2, a single message that starts with 'error:', no traceback; returns the message."""
+    assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, run.stderr
+    msg = message_of(run.stderr)
+    assert run.code == 2, f"exit code {run.code}, stderr:\n{run.stderr}"
+    assert msg.startswith("error:"), f"stderr does not start with 'error:':\n{run.stderr}"
+    assert msg.count("error:") == 1, f"more than one error message:\n{run.stderr}"
+    return msg
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` (names and contents), to prove nothing was created or changed."""
+    files = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            files[str(p.relative_to(folder))] = p.read_bytes()
+        elif p.is_dir():
+            files[str(p.relative_to(folder)) + "/"] = b""
+    return files
+
+
+# --- models ---------------------------------------------------------------------------------------
+def _save(model: onnx.ModelProto, path: Path) -> Path:
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
+def _model(nodes, inputs, outputs, initializers=()) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def unsupported_model(path: Path) -> Path:
+    """Three op types onnx2ttnn does not lower: Hardmax x1, LpNormalization x2, Celu x1."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+        helper.make_node("Hardmax", ["r"], ["h"], name="hm0"),
+        helper.make_node("LpNormalization", ["h"], ["l1"], name="lp0"),
+        helper.make_node("LpNormalization", ["l1"], ["l2"], name="lp1"),
+        helper.make_node("Celu", ["l2"], ["y"], name="celu0"),
+    ]
+    return _save(_model(nodes, [x], [y]), path)
+
+
+def symbolic_model(path: Path) -> Path:
+    """x: [N, 64] -> MatMul(64x16) -> Relu -> y: [N, 16]."""
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((64, 16)).astype(np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    return _save(_model(nodes, [x], [y], [w]), path)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """A folder with every bad model, a good model and a sub-folder `out` for outputs."""
+    rng = np.random.default_rng(1234)
+    (tmp_path / "random.onnx").write_bytes(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    (tmp_path / "text.onnx").write_text("this is not an ONNX model\n" * 20)
+    data = MLP.read_bytes()
+    (tmp_path / "truncated.onnx").write_bytes(data[: len(data) // 2])
+    ext_dir = tmp_path / "ext"
+    ext_dir.mkdir()
+    onnx.save(onnx.load(str(MLP)), str(ext_dir / "ext.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="w.data", size_threshold=0)
+    assert (ext_dir / "w.data").is_file()
+    (ext_dir / "w.data").unlink()
+    unsupported_model(tmp_path / "unsupported.onnx")
+    symbolic_model(tmp_path / "symbolic.onnx")
+    (tmp_path / "a_file").write_text("a file, not a folder\n")
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
+# --- bad inputs -----------------------------------------------------------------------------------
+# (case id, model (relative to the work folder), output (relative), extra args, words the message must hold)
+BAD = [
+    ("missing-file", "does_not_exist.onnx", "out/m.py", [], ["does_not_exist.onnx", "not found"]),
+    ("random-bytes", "random.onnx", "out/m.py", [], ["random.onnx", "not a valid ONNX model"]),
+    ("text-file", "text.onnx", "out/m.py", [], ["text.onnx", "not a valid ONNX model"]),
+    ("truncated-protobuf", "truncated.onnx", "out/m.py", [], ["truncated.onnx"]),
+    ("missing-external-data", "ext/ext.onnx", "out/m.py", [], ["w.data", "not found"]),
+    ("unsupported-ops", "unsupported.onnx", "out/m.py", [],
+     ["3 unsupported", "Hardmax: 1 node", "LpNormalization: 2 node", "Celu: 1 node", "'lp0'", "'lp1'"]),
+    ("symbolic-dims", "symbolic.onnx", "out/m.py", [], ["'x'", "N", "--input-shape"]),
+    ("output-folder-missing", str(MLP), "no_such_folder/m.py", [], ["no_such_folder", "does not exist"]),
+    ("output-parent-is-a-file", str(MLP), "a_file/m.py", [], ["a_file"]),
+    ("output-is-a-folder", str(MLP), "out/dir.py", [], ["dir.py"]),
+    ("output-not-py", str(MLP), "out/m.txt", [], ["m.txt", ".py"]),
+    ("missing-output-option", str(MLP), None, [], ["-o"]),
+    ("bad-input-shape-no-equals", "symbolic.onnx", "out/m.py", ["--input-shape", "x4,64"], ["x4,64"]),
+    ("bad-input-shape-not-int", "symbolic.onnx", "out/m.py", ["--input-shape", "x=four,64"], ["x=four,64"]),
+    ("bad-input-shape-negative", "symbolic.onnx", "out/m.py", ["--input-shape", "x=-1,64"], ["x=-1,64"]),
+    ("bad-input-shape-wrong-rank", "symbolic.onnx", "out/m.py", ["--input-shape", "x=4,64,2"], ["rank"]),
+    ("unknown-input-name", "symbolic.onnx", "out/m.py", ["--input-shape", "nope=4,64"], ["'nope'", "'x'"]),
+    ("emit-ir-folder-missing", str(MLP), "out/m.py", ["--emit-ir", "no_such_folder/ir.onnx"], ["ir.onnx"]),
+    ("unknown-dump-pass", str(MLP), "out/m.py", ["--dump-ir-after", "no-such-pass"], ["no-such-pass"]),
+]
+# the cases also run as a real subprocess (each costs ~0.5 s of interpreter start-up)
+SUBPROCESS_CASES = {"missing-file", "random-bytes", "truncated-protobuf", "missing-external-data",
+                    "unsupported-ops", "symbolic-dims", "output-parent-is-a-file", "output-is-a-folder",
+                    "bad-input-shape-no-equals", "unknown-input-name"}
+BAD_RUNS = [pytest.param(mode, *case, id=f"{case[0]}-{mode}") for case in BAD
+            for mode in ("inprocess", "subprocess") if mode == "inprocess" or case[0] in SUBPROCESS_CASES]
+
+
+@pytest.mark.parametrize("mode,case,model,output,extra,words", BAD_RUNS)
+def test_bad_input(work: Path, mode, case, model, output, extra, words):
+    if case == "output-is-a-folder":
+        (work / "out" / "dir.py").mkdir()
+    before = listing(work)
+    args = ["convert", model] + (["-o", output] if output else []) + extra
+    run = RUNNERS[mode](args, work)
+    after = listing(work)
+    problems = []
+    created = sorted(set(after) - set(before))
+    changed = sorted(k for k in before if k in after and before[k] != after[k])
+    if created:
+        problems.append(f"files created by a failed conversion: {created}")
+    if changed:
+        problems.append(f"files changed by a failed conversion: {changed}")
+    try:
+        msg = assert_clean_failure(run)
+    except AssertionError as exc:
+        problems.append(str(exc))
+    else:
+        problems += [f"{word!r} not in the message:\n{msg}" for word in words if word not in msg]
+    assert not problems, "\n".join(problems)
+    assert not (work / "no_such_folder").exists()
+
+
+def test_symbolic_dims_convert_with_override(work: Path):
+    out = work / "out" / "sym_ttnn.py"
+    run = run_subprocess(["convert", "symbolic.onnx", "-o", str(out), "--input-shape", "x=4,64"], work)
+    assert run.code == 0, run.stderr
+    assert "error:" not in run.stderr and "Traceback" not in run.stderr
+    assert out.is_file() and out.with_suffix(".npz").is_file()
+    src = out.read_text()
+    compile(src, str(out), "exec")
+    assert "(4, 64)" in src  # the pinned input shape is in INPUTS
+    assert f"wrote {out}" in run.stdout
+
+
+def test_readonly_output_folder(work: Path):
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        pytest.skip("running as root: permission bits do not stop writes")
+    ro = work / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        run = run_inprocess(["convert", str(MLP), "-o", str(ro / "m.py")], work)
+        msg = assert_clean_failure(run)
+        assert "permission" in msg.lower()
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o700)
+
+
+# --- replacing an existing output -----------------------------------------------------------------
+SENTINEL_PY = "# sentinel program - must survive a failed conversion\n"
+SENTINEL_NPZ = b"sentinel weights"
+
+
+def _temp_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name not in {"m.py", "m.npz"})
+
+
+@pytest.mark.parametrize("mode,bad_models", [("inprocess", ("unsupported.onnx", "truncated.onnx", "symbolic.onnx")),
+                                             ("subprocess", ("unsupported.onnx",))])
+def test_existing_output_replaced_only_on_success(work: Path, mode, bad_models):
+    out_dir = work / "out"
+    program, weights = out_dir / "m.py", out_dir / "m.npz"
+    program.write_text(SENTINEL_PY)
+    weights.write_bytes(SENTINEL_NPZ)
+
+    for bad in bad_models:
+        run = RUNNERS[mode](["convert", bad, "-o", str(program)], work)
+        assert_clean_failure(run)
+        assert program.read_text() == SENTINEL_PY, f"{bad}: the existing program was touched"
+        assert weights.read_bytes() == SENTINEL_NPZ, f"{bad}: the existing weights were touched"
+        assert _temp_files(out_dir) == [], f"{bad}: files left behind: {_temp_files(out_dir)}"
+
+    run = RUNNERS[mode](["convert", str(MLP), "-o", str(program)], work)
+    assert run.code == 0, run.stderr
+    src = program.read_text()
+    assert src != SENTINEL_PY and src.startswith('"""Generated by onnx2ttnn')
+    compile(src, str(program), "exec")
+    assert weights.read_bytes() != SENTINEL_NPZ
+    with np.load(weights, allow_pickle=False) as data:
+        assert len(data.files) > 0
+    assert _temp_files(out_dir) == [], f"files left behind: {_temp_files(out_dir)}"
+
+
+# --- informational commands -----------------------------------------------------------------------
+def test_print_pipeline_lists_every_pass_in_order(tmp_path: Path):
+    run = run_subprocess(["convert", "--print-pipeline"], tmp_path)
+    assert run.code == 0, run.stderr
+    printed = [line.split()[0] for line in run.stdout.splitlines() if line.strip()]
+    expected = [name for name, _ in IMPORT_STAGES] + [p.name for p in build_pipeline()]
+    assert printed == expected
+    for must in ("load", "fold-constants", "lower-to-ttnn", "insert-deallocs", "memory-config"):
+        assert must in printed
+    assert printed[-1] == "memory-config"  # documented as the last pass
+    assert printed.index("lower-to-ttnn") < printed.index("assign-layouts") < printed.index("insert-deallocs")
+    # every line explains its stage
+    assert all(len(line.split(None, 1)) == 2 for line in run.stdout.splitlines() if line.strip())
+    assert list(tmp_path.iterdir()) == []  # --print-pipeline writes nothing
+
+    # the order printed is the order a real conversion runs them in (progress lines on stderr)
+    conv = run_inprocess(["convert", str(MLP), "-o", str(tmp_path / "m.py")], tmp_path)
+    assert conv.code == 0, conv.stderr
+    ran = [line.strip()[:-len(" ...")] for line in conv.stderr.splitlines() if PROGRESS.match(line)]
+    assert ran[0] == "import"
+    assert ran[1:] == [p.name for p in build_pipeline()]
+    assert printed[len(IMPORT_STAGES):] == ran[1:]
+
+
+def test_ops_table():
+    result = CliRunner().invoke(main, ["ops"])
+    assert result.exit_code == 0, result.output
+    table = result.stdout
+    lines = table.splitlines()
+    assert lines[0].startswith("| ONNX op |")
+    for op in ("Conv", "MatMul", "Relu", "Add", "Softmax"):
+        assert f"| {op} |" in table, op
+    # the three op types the unsupported-ops case relies on are really not lowered
+    for op in ("Hardmax", "LpNormalization", "Celu"):
+        assert f"| {op} |" not in table, op
+    assert all(line.startswith("|") and line.endswith("|") for line in lines)
+
+
+def test_cnn_converts_from_cli(tmp_path: Path):
+    run = run_inprocess(["convert", str(CNN), "-o", str(tmp_path / "cnn_ttnn.py"), "--memory", "l1"], tmp_path)
+    assert run.code == 0, run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn_ttnn.npz", "cnn_ttnn.py"]
+    assert "conv2d" in run.stdout

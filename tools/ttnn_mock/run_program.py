@@ -1,0 +1,547 @@
+#!/usr/bin/env python
+"""Run one generated onnx2ttnn program on the REAL ttnn 0.81.1 in tt-metal mock-device mode.
+
+Use the mock venv's python with env.sh sourced (or `tools/ttnn_mock/run.sh`, which does both):
+
+    run_program.py PROGRAM.py [--weights W.npz] [--inputs I.npz] [--device n150|p150] [--json OUT.json]
+
+The program is imported as a module and must define
+    load_parameters(device, path) -> params          (path: the --weights file, or None)
+    forward(device, params, **inputs) -> outputs     (inputs: torch tensors keyed by Python identifiers)
+    INPUTS = {name: (shape tuple, "torch.float32" | "float32" | torch.dtype)}   (module level)
+Without --inputs, seeded random inputs are made from INPUTS (floats randn, ints/bools zeros).
+
+Writes JSON (to --json, else stdout):
+    {"ok", "error", "error_type", "stage", "error_location", "memory_after_open", "memory_after_params",
+     "memory_after_forward", "peak", "buffers", "outputs", "timings", ...}
+The JSON file is rewritten at every stage change, so if ttnn kills the process (it aborts on some misuse,
+e.g. using a deallocated tensor) the file still says {"ok": false, "stage": <where it died>}.
+The process ends with os._exit(0 if ok else 1): on Python 3.11 (renamed cp310 extension) CPython segfaults
+in interpreter shutdown, which must not hide the result.
+
+This file knows nothing about the converter: it only loads the generated file.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import sys
+import time
+import traceback
+
+STATE: dict = {}
+JSON_PATH: str | None = None
+
+
+def _write():
+    text = json.dumps(STATE, indent=1, default=str)
+    if JSON_PATH:
+        tmp = JSON_PATH + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, JSON_PATH)
+    return text
+
+
+def _stage(name):
+    STATE["stage"] = name
+    STATE["error"] = f"process died during stage '{name}'"
+    if JSON_PATH:
+        _write()
+    PROGRESS.note(name, None, None)
+
+
+class Progress:
+    """Last ttnn call of the program, written with one pwrite per call to a small file, so that the
+    supervisor can say where the child died when ttnn kills the process (segfault/abort)."""
+
+    SIZE = 1024
+
+    def __init__(self):
+        self.fd = None
+        self.program = None
+        self.stage = ""
+
+    def open(self, path, program):
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.program = program
+
+    def note(self, stage, op, frame):
+        if stage is not None:
+            self.stage = stage
+        if self.fd is None:
+            return
+        line, code = "", ""
+        f = frame
+        while f is not None:  # innermost frame of the program file
+            if f.f_code.co_filename == self.program:
+                line = str(f.f_lineno)
+                break
+            f = f.f_back
+        rec = json.dumps({"stage": self.stage, "ttnn_call": op, "program_line": int(line) if line else None})
+        os.pwrite(self.fd, rec.encode()[: self.SIZE - 1].ljust(self.SIZE, b" "), 0)
+
+
+PROGRESS = Progress()
+
+
+def _finish(ok):
+    STATE["ok"] = bool(ok)
+    if ok:
+        STATE["error"] = None
+    text = _write()
+    if not JSON_PATH:
+        sys.stdout.write(text + "\n")
+    elif PROGRESS.fd is None:  # supervised children stay quiet: the supervisor reports
+        status = "ok" if ok else f"FAILED at {STATE.get('stage')}: {STATE.get('error')}"
+        sys.stderr.write(f"[run_program] {status} -> {JSON_PATH}\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if ok else 1)
+
+
+def error_text(exc: BaseException, max_lines: int = 12, max_chars: int = 3000) -> str:
+    """The real exception message without the C++ backtrace."""
+    s = str(exc)
+    for marker in ("backtrace:", "\nLocation:", "\n 1. "):
+        k = s.find(marker)
+        if k >= 0:
+            s = s[:k]
+    lines = [ln.rstrip() for ln in s.strip().splitlines() if ln.strip()]
+    out = "\n".join(lines[:max_lines])
+    return out[:max_chars] if out else type(exc).__name__
+
+
+def _location(exc: BaseException, program_path: str):
+    """Innermost frame of the generated program in the traceback (file line + source)."""
+    loc = None
+    for fr in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(fr.filename) == program_path:
+            loc = {"line": fr.lineno, "function": fr.name, "code": (fr.line or "").strip()}
+    return loc
+
+
+def memory_view(ttnn, device, buffer_type):
+    v = ttnn.get_memory_view(device, buffer_type)
+    blocks = []
+    for b in v.block_table:
+        if str(b.get("allocated")) == "yes":
+            blocks.append({"address": int(b["address"]), "size": int(b["size"])})
+    blocks.sort(key=lambda b: b["address"])
+    return {
+        "num_banks": int(v.num_banks),
+        "total_bytes_per_bank": int(v.total_bytes_per_bank),
+        "total_bytes_allocated_per_bank": int(v.total_bytes_allocated_per_bank),
+        "total_bytes_free_per_bank": int(v.total_bytes_free_per_bank),
+        "largest_contiguous_bytes_free_per_bank": int(v.largest_contiguous_bytes_free_per_bank),
+        "allocated_blocks": blocks,  # per bank; addresses relative to the bank's allocator base
+    }
+
+
+def memory(ttnn, device):
+    return {"L1": memory_view(ttnn, device, ttnn.BufferType.L1),
+            "DRAM": memory_view(ttnn, device, ttnn.BufferType.DRAM)}
+
+
+def describe(ttnn, t):
+    """Shape/dtype/layout/placement of a ttnn tensor (or a short repr of anything else)."""
+    if not isinstance(t, ttnn.Tensor):
+        return {"python_type": type(t).__name__, "repr": repr(t)[:200]}
+    d = {"shape": list(t.shape), "padded_shape": list(t.padded_shape), "dtype": str(t.dtype),
+         "layout": str(t.layout), "storage": str(t.storage_type())}
+    try:
+        if t.storage_type() == ttnn.StorageType.DEVICE:
+            mc = t.memory_config()
+            d["buffer_type"] = str(mc.buffer_type)
+            d["memory_layout"] = str(mc.memory_layout)
+            d["shard_shape"] = list(mc.shard_spec.shape) if mc.shard_spec is not None else None
+            d["allocated"] = bool(t.is_allocated())
+            if t.is_allocated():
+                d["buffer_address"] = int(t.buffer_address())
+    except Exception as e:  # noqa: BLE001 - description must never fail the run
+        d["describe_error"] = error_text(e, 2, 300)
+    return d
+
+
+def flatten_outputs(out):
+    if isinstance(out, dict):
+        return [(str(k), v) for k, v in out.items()]
+    if isinstance(out, (list, tuple)):
+        return [(str(i), v) for i, v in enumerate(out)]
+    return [("0", out)]
+
+
+def identifier(name: str) -> str:
+    s = re.sub(r"\W", "_", name)
+    if not s or s[0].isdigit():
+        s = "_" + s
+    return s
+
+
+def torch_dtype(torch, spec):
+    if isinstance(spec, torch.dtype):
+        return spec
+    name = str(spec).split(".")[-1]
+    dt = getattr(torch, name, None)
+    if not isinstance(dt, torch.dtype):
+        raise ValueError(f"unknown torch dtype {spec!r} in INPUTS")
+    return dt
+
+
+def make_inputs(torch, module, inputs_path, seed):
+    spec = getattr(module, "INPUTS", None)
+    if inputs_path and hasattr(module, "load_inputs"):
+        return module.load_inputs(inputs_path)  # onnx2ttnn programs know their own input format
+    if not inputs_path and hasattr(module, "random_inputs"):
+        return module.random_inputs(seed)
+    if inputs_path:
+        import numpy as np
+        data = np.load(inputs_path)
+        out = {}
+        for k in data.files:
+            arr = data[k]
+            key = k if (spec is None or k in spec) else identifier(k)
+            t = torch.from_numpy(np.ascontiguousarray(arr))
+            if spec is not None and key in spec:
+                want = torch_dtype(torch, spec[key][1])
+                if t.dtype != want:
+                    t = t.to(want)
+            out[key] = t
+        if spec is not None:
+            missing = [k for k in spec if k not in out]
+            if missing:
+                raise KeyError(f"--inputs {inputs_path} lacks inputs {missing} (has {list(out)})")
+        return out
+    if spec is None:
+        raise ValueError("program has no INPUTS dict and no --inputs file was given")
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for name, (shape, dtype) in spec.items():
+        dt = torch_dtype(torch, dtype)
+        shape = tuple(int(s) for s in shape)
+        if dt.is_floating_point:
+            out[name] = torch.randn(shape, generator=g, dtype=torch.float32).to(dt)
+        else:
+            out[name] = torch.zeros(shape, dtype=dt)
+    return out
+
+
+class OpTracer:
+    """Wraps the callables of the ttnn namespace to sample memory after every call the program makes."""
+
+    SKIP = {"get_memory_view", "open_device", "close_device", "get_memory_config", "dump_device_memory_state"}
+
+    def __init__(self, ttnn, device, keep_list):
+        self.ttnn, self.device, self.keep = ttnn, device, keep_list
+        self.calls = []
+        self.count = 0
+        self.peak = {"L1": 0, "DRAM": 0}
+        self.peak_at = {"L1": None, "DRAM": None}
+        self.current_op = None
+        self.failed_op = None
+        self.saved = {}
+
+    def _sample(self, name):
+        t = self.ttnn
+        l1 = int(t.get_memory_view(self.device, t.BufferType.L1).total_bytes_allocated_per_bank)
+        dr = int(t.get_memory_view(self.device, t.BufferType.DRAM).total_bytes_allocated_per_bank)
+        self.count += 1
+        for k, v in (("L1", l1), ("DRAM", dr)):
+            if v > self.peak[k]:
+                self.peak[k], self.peak_at[k] = v, f"#{self.count} {name}"
+        if self.keep:
+            self.calls.append({"op": name, "l1_allocated_per_bank": l1, "dram_allocated_per_bank": dr})
+
+    def install(self):
+        t = self.ttnn
+        for name in dir(t):
+            if name.startswith("_") or name in self.SKIP:
+                continue
+            obj = getattr(t, name)
+            if isinstance(obj, type) or type(obj).__name__ == "module" or not callable(obj):
+                continue
+            self.saved[name] = obj
+            setattr(t, name, self._wrap(name, obj))
+
+    def _wrap(self, name, fn):
+        tracer = self
+
+        def wrapper(*a, **k):
+            if tracer.current_op is not None:  # nested call inside a ttnn python op: not a program call
+                return fn(*a, **k)
+            tracer.current_op = name
+            PROGRESS.note(None, name, sys._getframe(1))
+            try:
+                out = fn(*a, **k)
+            except BaseException:
+                tracer.failed_op = name
+                raise
+            finally:
+                tracer.current_op = None
+            tracer._sample(name)
+            return out
+
+        wrapper.__wrapped__ = fn
+        wrapper.__name__ = name
+        return wrapper
+
+    def uninstall(self):
+        for name, obj in self.saved.items():
+            setattr(self.ttnn, name, obj)
+        self.saved = {}
+
+
+def supervise(argv, args):
+    """Run the program in a child process; if ttnn kills it (segfault/abort), still write a report."""
+    import collections
+    import signal
+    import subprocess
+    import tempfile
+
+    tmpdir = tempfile.mkdtemp(prefix="ttnn_mock_run_")
+    out_json = os.path.abspath(args.json) if args.json else None
+    child_json = out_json or os.path.join(tmpdir, "result.json")
+    progress = os.path.join(tmpdir, "progress.json")
+    if out_json and os.path.exists(out_json):
+        os.remove(out_json)
+    cmd = [sys.executable, os.path.abspath(__file__)] + argv + ["--in-process", "--progress-file", progress]
+    if not out_json:
+        cmd += ["--json", child_json]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
+    tail = collections.deque(maxlen=200)
+    for line in proc.stderr:
+        sys.stderr.write(line)
+        tail.append(line.rstrip("\n"))
+    rc = proc.wait()
+    try:
+        with open(child_json) as f:
+            res = json.load(f)
+    except (OSError, ValueError):
+        res = {"ok": None, "error": None, "stage": None, "program": os.path.abspath(args.program)}
+    if rc not in (0, 1) or res.get("ok") is None:
+        res["ok"] = False
+        sig = -rc if rc < 0 else (rc - 128 if rc > 128 else None)
+        try:
+            signame = signal.Signals(sig).name if sig else f"exit status {rc}"
+        except ValueError:
+            signame = f"signal {sig}"
+        try:
+            with open(progress) as f:
+                prog = json.loads(f.read().strip() or "{}")
+        except (OSError, ValueError):
+            prog = {}
+        stage = prog.get("stage") or res.get("stage")
+        where = f"during stage '{stage}'"
+        loc = None
+        if prog.get("ttnn_call"):
+            where += f", in ttnn.{prog['ttnn_call']}"
+        if prog.get("program_line"):
+            line = prog["program_line"]
+            code = ""
+            try:
+                with open(os.path.abspath(args.program)) as f:
+                    code = f.read().splitlines()[line - 1].strip()
+            except (OSError, IndexError):
+                pass
+            loc = {"line": line, "function": None, "code": code}
+            where += f" at program line {line}: {code}"
+        fatal = [ln for ln in tail if re.search(r"TT_FATAL|TT_THROW|critical|Error|error:", ln)
+                 and not ln.startswith("[vm:")]
+        msg = f"process killed by {signame} {where}"
+        if fatal:
+            msg += "\n" + "\n".join(fatal[-5:])
+        res.update({"error": msg, "error_type": "ProcessCrash", "stage": stage, "error_location": loc,
+                    "crash": {"returncode": rc, "signal": signame, "last_ttnn_call": prog.get("ttnn_call"),
+                              "stderr_tail": list(tail)[-30:]}})
+        if prog.get("ttnn_call"):
+            res["failing_ttnn_call"] = prog["ttnn_call"]
+    text = json.dumps(res, indent=1, default=str)
+    if out_json:
+        with open(out_json, "w") as f:
+            f.write(text)
+        status = "ok" if res.get("ok") else f"FAILED at {res.get('stage')}: {res.get('error')}"
+        sys.stderr.write(f"[run_program] {status} -> {out_json}\n")
+    else:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    for name in os.listdir(tmpdir):
+        os.remove(os.path.join(tmpdir, name))
+    os.rmdir(tmpdir)
+    return 0 if res.get("ok") else 1
+
+
+def main(argv=None):
+    global JSON_PATH
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("program")
+    ap.add_argument("--weights", help="weights file passed to load_parameters (default: PROGRAM stem + .npz if it exists)")
+    ap.add_argument("--inputs", help=".npz of inputs (keys: graph input names or their identifiers)")
+    ap.add_argument("--device", choices=["n150", "p150"], default=None,
+                    help="mock cluster descriptor (default n150, or TT_METAL_MOCK_CLUSTER_DESC_PATH if set)")
+    ap.add_argument("--json", help="write the result here (default: stdout)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--l1-small-size", type=int, default=16384)
+    ap.add_argument("--no-readback", action="store_true", help="do not call ttnn.to_torch on the outputs")
+    ap.add_argument("--no-trace", action="store_true", help="do not sample memory after every ttnn call")
+    ap.add_argument("--op-trace", action="store_true", help="include the per-call memory samples in the JSON")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run here instead of in a supervised child process (a crash then loses the report)")
+    ap.add_argument("--progress-file", help=argparse.SUPPRESS)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = ap.parse_args(argv)
+    if not args.in_process:
+        return supervise(argv, args)
+
+    program = os.path.abspath(args.program)
+    JSON_PATH = os.path.abspath(args.json) if args.json else None
+    weights = os.path.abspath(args.weights) if args.weights else None
+    if weights is None:
+        stem = os.path.splitext(program)[0]
+        for cand in (stem + ".npz", stem + ".weights.npz", stem + "_weights.npz"):
+            if os.path.exists(cand):
+                weights = cand
+                break
+    inputs_path = os.path.abspath(args.inputs) if args.inputs else None
+    if args.progress_file:
+        PROGRESS.open(args.progress_file, program)
+
+    STATE.update({"ok": None, "error": None, "error_type": None, "stage": None, "error_location": None,
+                  "program": program, "weights": weights, "inputs": inputs_path, "device": None,
+                  "memory_after_open": None, "memory_after_params": None, "memory_after_forward": None,
+                  "peak": None, "buffers": [], "outputs": [], "timings": {}})
+
+    # the mock cluster descriptor must be chosen before ttnn initializes tt-metal
+    desc_dir = os.environ.get("ONNX2TTNN_TTNN_MOCK_DESC_DIR") or os.path.join(
+        os.environ.get("ONNX2TTNN_TTNN_MOCK_HOME", os.path.expanduser("~/.cache/onnx2ttnn/ttnn-mock")), "mock")
+    if args.device or not os.environ.get("TT_METAL_MOCK_CLUSTER_DESC_PATH"):
+        os.environ["TT_METAL_MOCK_CLUSTER_DESC_PATH"] = os.path.join(desc_dir, f"{args.device or 'n150'}.yaml")
+    STATE["device"] = {"name": args.device or os.path.splitext(os.path.basename(
+        os.environ["TT_METAL_MOCK_CLUSTER_DESC_PATH"]))[0], "descriptor": os.environ["TT_METAL_MOCK_CLUSTER_DESC_PATH"]}
+    # tt-metal writes ./generated/... into the CWD: keep that out of the caller's tree
+    workdir = os.environ.get("ONNX2TTNN_TTNN_MOCK_WORKDIR")
+    if workdir:
+        os.makedirs(workdir, exist_ok=True)
+        os.chdir(workdir)
+
+    timings = STATE["timings"]
+    ttnn = device = None
+    tracer = None
+    try:
+        _stage("import")
+        t0 = time.time()
+        import torch  # noqa: F401
+        import ttnn  # noqa: F811
+        timings["import_ttnn"] = round(time.time() - t0, 3)
+
+        _stage("import_program")
+        t0 = time.time()
+        prog_dir = os.path.dirname(program)
+        if prog_dir not in sys.path:
+            sys.path.insert(0, prog_dir)
+        spec = importlib.util.spec_from_file_location("onnx2ttnn_program", program)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["onnx2ttnn_program"] = module
+        spec.loader.exec_module(module)
+        for fn in ("load_parameters", "forward"):
+            if not callable(getattr(module, fn, None)):
+                raise AttributeError(f"program {program} does not define {fn}()")
+        timings["import_program"] = round(time.time() - t0, 3)
+
+        _stage("make_inputs")
+        inputs = make_inputs(torch, module, inputs_path, args.seed)
+        STATE["input_specs"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()}
+
+        _stage("open_device")
+        t0 = time.time()
+        device = ttnn.open_device(device_id=0, l1_small_size=args.l1_small_size)
+        g = device.compute_with_storage_grid_size()
+        STATE["device"]["grid"] = [int(g.x), int(g.y)]
+        STATE["memory_after_open"] = memory(ttnn, device)
+        timings["open_device"] = round(time.time() - t0, 3)
+
+        if not args.no_trace:
+            tracer = OpTracer(ttnn, device, args.op_trace)
+            tracer.install()
+
+        _stage("load_parameters")
+        t0 = time.time()
+        params = module.load_parameters(device, weights)
+        timings["load_parameters"] = round(time.time() - t0, 3)
+        STATE["memory_after_params"] = memory(ttnn, device)
+        param_blocks = {(bt, b["address"]) for bt in ("L1", "DRAM")
+                        for b in STATE["memory_after_params"][bt]["allocated_blocks"]}
+        if tracer:
+            tracer.peak = {"L1": 0, "DRAM": 0}
+            tracer.peak_at = {"L1": None, "DRAM": None}
+            STATE["ttnn_calls_in_load_parameters"] = tracer.count
+            tracer.count = 0
+            tracer.calls = []
+
+        _stage("forward")
+        t0 = time.time()
+        out = module.forward(device, params, **inputs)
+        timings["forward"] = round(time.time() - t0, 3)
+        if tracer:
+            tracer.uninstall()
+            STATE["ttnn_calls_in_forward"] = tracer.count
+            STATE["peak"] = {"l1_allocated_per_bank": tracer.peak["L1"], "l1_peak_after": tracer.peak_at["L1"],
+                             "dram_allocated_per_bank": tracer.peak["DRAM"], "dram_peak_after": tracer.peak_at["DRAM"],
+                             "note": "sampled after each top-level ttnn call of forward(); op-internal "
+                                     "circular buffers and temporaries are not included"}
+            if args.op_trace:
+                STATE["op_trace"] = tracer.calls
+        STATE["memory_after_forward"] = memory(ttnn, device)
+        outs = flatten_outputs(out)
+        STATE["outputs"] = [dict(name=k, **describe(ttnn, v)) for k, v in outs]
+        out_addr = {}
+        for o in STATE["outputs"]:
+            if o.get("buffer_address") is not None:
+                out_addr.setdefault(o.get("buffer_type", "").split(".")[-1], set()).add(o["buffer_address"])
+        base = {bt: int(ttnn.get_allocator_base_address(device, getattr(ttnn.BufferType, bt)))
+                if hasattr(ttnn, "get_allocator_base_address") else 0 for bt in ("L1", "DRAM")}
+        STATE["allocator_base_address"] = base
+        bufs = []
+        for bt in ("L1", "DRAM"):
+            for b in STATE["memory_after_forward"][bt]["allocated_blocks"]:
+                kind = "parameter_or_persistent" if (bt, b["address"]) in param_blocks else "allocated_in_forward"
+                if b["address"] + base[bt] in out_addr.get(bt, set()) or b["address"] in out_addr.get(bt, set()):
+                    kind = "output"
+                bufs.append({"buffer_type": bt, "address": b["address"], "size_per_bank": b["size"], "kind": kind})
+        STATE["buffers"] = bufs
+        STATE["leaked_buffers_per_bank"] = {
+            bt: sum(b["size_per_bank"] for b in bufs if b["buffer_type"] == bt and b["kind"] == "allocated_in_forward")
+            for bt in ("L1", "DRAM")}
+
+        if not args.no_readback:
+            _stage("readback")
+            t0 = time.time()
+            for (k, v), d in zip(outs, STATE["outputs"]):
+                if isinstance(v, ttnn.Tensor):
+                    tt = ttnn.to_torch(v)
+                    d["torch_shape"], d["torch_dtype"] = list(tt.shape), str(tt.dtype)
+            timings["readback"] = round(time.time() - t0, 3)
+
+        _stage("close_device")
+        ttnn.close_device(device)
+        device = None
+        STATE["stage"] = "done"
+        _finish(True)
+    except BaseException as e:  # noqa: BLE001 - everything is reported in the JSON
+        if tracer is not None and tracer.failed_op is not None:
+            STATE["failing_ttnn_call"] = tracer.failed_op
+        STATE["error"] = error_text(e)
+        STATE["error_type"] = type(e).__name__
+        STATE["error_location"] = _location(e, program)
+        if ttnn is not None and device is not None:
+            try:
+                STATE["memory_at_error"] = memory(ttnn, device)
+            except Exception:  # noqa: BLE001
+                pass
+        _finish(False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
