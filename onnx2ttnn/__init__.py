@@ -10,9 +10,4 @@ __version__ = "0.1.0"
 
 from onnx2ttnn.convert import Conversion, convert  # noqa: E402,F401
 
-
-def verify(*args, **kwargs):
-    """Convert, run on the simulator and compare with onnxruntime (see onnx2ttnn.verify.verify)."""
-    from onnx2ttnn.verify import verify as _verify
-
-    return _verify(*args, **kwargs)
+from onnx2ttnn.verify import VerifyReport, verify  # noqa: E402,F401  (binds the function over the module)

@@ -28,6 +28,7 @@ class OpInfo:
     view: bool = False  # may return a view sharing input 0's buffer (see ir/views.py)
     positional_attrs: tuple[str, ...] = ()  # attrs rendered positionally after the tensor inputs
     variadic_input: bool = False  # all node inputs form one list argument (concat)
+    output_buffer: str = ""  # "dram" when the op always writes DRAM whatever memory_config says
     extra: dict = field(default_factory=dict)
 
     def input_layout(self, index: int) -> str:
@@ -93,9 +94,9 @@ for _name in ("mean", "sum", "max", "min"):
 # convolution and pooling (flattened NHWC activations [1, 1, N*H*W, C])
 _op("conv2d", ("input_tensor", "weight_tensor", "bias_tensor"),
     keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
-    input_layouts=(ANY, HOST, HOST), output_page=TILE)
-_op("max_pool2d", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)
-_op("avg_pool2d", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)
+    input_layouts=(ANY, HOST, HOST), output_page=TILE, output_buffer="dram")  # real ttnn: DRAM in, DRAM out
+_op("max_pool2d", input_layouts=(ANY,), output_page=ROW_MAJOR)
+_op("avg_pool2d", input_layouts=(ANY,), output_page=ROW_MAJOR)
 _op("global_avg_pool2d", input_layouts=(TILE,), output_page=TILE)
 
 

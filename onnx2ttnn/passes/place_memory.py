@@ -5,13 +5,14 @@ Writes: buffer and memory layout in every device tensor's TTNNLayout; all views 
 placement.  `dram`: everything DRAM interleaved.  `l1`: walking the schedule, a buffer goes to L1
 interleaved when it fits beside the L1 buffers live at that point within the per-core budget
 (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops' own circular buffers), else DRAM.
-Weights stay in DRAM.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`.
+Weights, and outputs of ops that always write DRAM (conv2d), stay in DRAM.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`.
 """
 from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module, layout_of, set_layout
 from onnx2ttnn.ir.layout import bytes_per_bank
 from onnx2ttnn.ir.liveness import buffers
+from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
 OP_SCRATCH_RESERVE = 320 * 1024  # bytes per core kept free for op circular buffers
@@ -38,7 +39,7 @@ class PlaceMemory(Pass):
         live: list = []
         used = peak = 0
         chosen = set()
-        for buf in sorted((b for b in bufs if not b.is_param), key=lambda b: b.first):
+        for buf in sorted((b for b in bufs if not b.is_param and not _dram_only(b)), key=lambda b: b.first):
             for other in [o for o in live if o.last < buf.first]:
                 live.remove(other)
                 used -= other.size
@@ -49,3 +50,9 @@ class PlaceMemory(Pass):
                 used += buf.size
                 peak = max(peak, used)
         return chosen, peak
+
+
+def _dram_only(buf) -> bool:
+    """The buffer's producer always writes DRAM (ir/ttnn_ops.py: output_buffer)."""
+    producer = buf.root.inputs[0] if buf.root.inputs else None
+    return producer is not None and op_info(producer.op).output_buffer == "dram"

@@ -1,0 +1,47 @@
+"""A CPU simulator of the ttnn 0.81.1 API subset that onnx2ttnn's generated programs call.
+
+This package *is* the fake `ttnn` module: bind it with `onnx2ttnn.sim.runtime.install()` (or
+`sys.modules["ttnn"] = onnx2ttnn.sim`) and a generated program runs unchanged.  Every public name here
+exists in the real library with the same parameter names (tests/sim/test_sim_api_manifest.py checks it
+against the API manifest).  Simulator-only controls live in `onnx2ttnn.sim.runtime`.
+
+What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b block floats,
+integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
+out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
+shard validation, and each op's layout/dtype requirements.  What is not: kernels' exact arithmetic
+(accumulation order, math fidelity, approximations), circular-buffer memory of ops, program caches.
+"""
+from ._activation import UnaryOpType, UnaryWithParam
+from ._device import Device
+from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_HEIGHT_SHARDED_MEMORY_CONFIG,
+                         L1_MEMORY_CONFIG, L1_WIDTH_SHARDED_MEMORY_CONFIG, CoreCoord, CoreGrid, CoreRange,
+                         CoreRangeSet, MemoryConfig, ShardSpec, create_sharded_memory_config)
+from ._tensor import Tensor
+from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy,
+                     StorageType, TensorMemoryLayout)
+from .ops_conv_pool import Conv2dConfig, avg_pool2d, conv2d, global_avg_pool2d, max_pool2d
+from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
+                                transpose, unsqueeze, view)
+from .ops_device import close_device, element_size, get_memory_view, open_device, synchronize_device, tile_size
+from .ops_eltwise import (abs, acos, add, asin, atan, ceil, clamp, clip, cos, cosh, divide, elu, eq, erf, exp,
+                          exp2, expm1, floor, ge, gelu, gt, hardsigmoid, hardswish, hardtanh, isfinite, isinf, isnan,
+                          le, leaky_relu, log, log1p, log2, log10, logical_and, logical_not, logical_or, lt, maximum,
+                          minimum, multiply, ne, neg, pow, reciprocal, relu, relu6, rsqrt, sigmoid, sign, silu, sin,
+                          sinh, softplus, softsign, sqrt, square, subtract, tan, tanh, tanhshrink, trunc, where)
+from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
+                       to_torch, typecast)
+from .ops_matmul import linear, matmul
+from .ops_norm import argmax, layer_norm, max, mean, min, rms_norm, softmax, sum
+
+TILE_LAYOUT = Layout.TILE
+ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
+TILE_SIZE = 32
+DEVICE_STORAGE_TYPE = StorageType.DEVICE
+
+bfloat16 = DataType.BFLOAT16
+bfloat8_b = DataType.BFLOAT8_B
+float32 = DataType.FLOAT32
+uint32 = DataType.UINT32
+int32 = DataType.INT32
+uint16 = DataType.UINT16
+uint8 = DataType.UINT8

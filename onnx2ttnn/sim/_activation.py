@@ -1,0 +1,122 @@
+"""Fused activations: ttnn.UnaryOpType, ttnn.UnaryWithParam, and the string names linear accepts.
+
+matmul/linear take `activation="relu"` (or a UnaryWithParam); conv2d takes Conv2dConfig(activation=
+UnaryWithParam(UnaryOpType.RELU)).  The activation is applied in float32 before the result is rounded.
+"""
+from __future__ import annotations
+
+import enum
+
+import torch
+import torch.nn.functional as F
+
+
+class UnaryOpType(enum.Enum):
+    """The unary op kinds usable as fused activations (a subset of the real enum)."""
+
+    RELU = 0
+    RELU6 = 1
+    GELU = 2
+    GELU_TANH = 3
+    SILU = 4
+    SIGMOID = 5
+    TANH = 6
+    EXP = 7
+    LEAKY_RELU = 8
+    HARDTANH = 9
+    RELU_MAX = 10
+    RELU_MIN = 11
+    IDENTITY = 12
+    SQRT = 13
+    RSQRT = 14
+    SOFTPLUS = 15
+    ABS = 16
+    NEG = 17
+    HARDSIGMOID = 18
+    HARDSWISH = 19
+    ELU = 20
+
+
+class UnaryWithParam:
+    """An activation kind plus its float parameters, e.g. UnaryWithParam(UnaryOpType.LEAKY_RELU, 0.1)."""
+
+    __slots__ = ("op_type", "params")
+
+    def __init__(self, arg0, arg1=None, arg2=None, /):
+        params = tuple(p for p in (arg1, arg2) if p is not None)
+        if isinstance(arg0, tuple):
+            arg0, params = arg0[0], tuple(arg0[1:])
+        if not isinstance(arg0, UnaryOpType):
+            raise TypeError(f"UnaryWithParam: expected a ttnn.UnaryOpType, got {arg0!r}")
+        self.op_type, self.params = arg0, [float(p) for p in params]
+
+    def __eq__(self, other):
+        return isinstance(other, UnaryWithParam) and (self.op_type, self.params) == (other.op_type, other.params)
+
+    def __hash__(self):
+        return hash((self.op_type, tuple(self.params)))
+
+    def __repr__(self):
+        params = "".join(f", {p}" for p in self.params)
+        return f"UnaryWithParam({self.op_type}{params})"
+
+
+def _param(act: UnaryWithParam, i: int, default: float) -> float:
+    return act.params[i] if len(act.params) > i else default
+
+
+_KIND = {
+    UnaryOpType.RELU: lambda x, a: torch.relu(x),
+    UnaryOpType.RELU6: lambda x, a: x.clamp(0.0, 6.0),
+    UnaryOpType.GELU: lambda x, a: F.gelu(x),
+    UnaryOpType.GELU_TANH: lambda x, a: F.gelu(x, approximate="tanh"),
+    UnaryOpType.SILU: lambda x, a: F.silu(x),
+    UnaryOpType.SIGMOID: lambda x, a: torch.sigmoid(x),
+    UnaryOpType.TANH: lambda x, a: torch.tanh(x),
+    UnaryOpType.EXP: lambda x, a: torch.exp(x),
+    UnaryOpType.LEAKY_RELU: lambda x, a: F.leaky_relu(x, _param(a, 0, 0.01)),
+    UnaryOpType.HARDTANH: lambda x, a: x.clamp(_param(a, 0, -1.0), _param(a, 1, 1.0)),
+    UnaryOpType.RELU_MAX: lambda x, a: torch.relu(x).clamp(max=_param(a, 0, 0.0)),
+    UnaryOpType.RELU_MIN: lambda x, a: torch.maximum(x, torch.tensor(_param(a, 0, 0.0))),
+    UnaryOpType.IDENTITY: lambda x, a: x,
+    UnaryOpType.SQRT: lambda x, a: torch.sqrt(x),
+    UnaryOpType.RSQRT: lambda x, a: torch.rsqrt(x),
+    UnaryOpType.SOFTPLUS: lambda x, a: F.softplus(x, _param(a, 0, 1.0), _param(a, 1, 20.0)),
+    UnaryOpType.ABS: lambda x, a: x.abs(),
+    UnaryOpType.NEG: lambda x, a: -x,
+    UnaryOpType.HARDSIGMOID: lambda x, a: F.hardsigmoid(x),
+    UnaryOpType.HARDSWISH: lambda x, a: F.hardswish(x),
+    UnaryOpType.ELU: lambda x, a: F.elu(x, _param(a, 0, 1.0)),
+}
+
+_BY_NAME = {
+    "relu": UnaryOpType.RELU, "relu6": UnaryOpType.RELU6, "gelu": UnaryOpType.GELU,
+    "gelu_tanh": UnaryOpType.GELU_TANH, "silu": UnaryOpType.SILU, "sigmoid": UnaryOpType.SIGMOID,
+    "tanh": UnaryOpType.TANH, "exp": UnaryOpType.EXP, "identity": UnaryOpType.IDENTITY,
+    "sqrt": UnaryOpType.SQRT, "rsqrt": UnaryOpType.RSQRT, "softplus": UnaryOpType.SOFTPLUS,
+    "abs": UnaryOpType.ABS, "neg": UnaryOpType.NEG, "hardsigmoid": UnaryOpType.HARDSIGMOID,
+    "hardswish": UnaryOpType.HARDSWISH,
+}
+
+
+def parse_activation(op: str, activation, *, allow_string: bool = True) -> UnaryWithParam | None:
+    """Normalise an `activation` argument to a UnaryWithParam (None stays None)."""
+    if activation is None:
+        return None
+    if isinstance(activation, UnaryWithParam):
+        return activation
+    if isinstance(activation, str) and allow_string:
+        kind = _BY_NAME.get(activation.lower())
+        if kind is None:
+            raise RuntimeError(f"TT_FATAL: {op}: unknown activation {activation!r}; known: "
+                               f"{', '.join(sorted(_BY_NAME))}")
+        return UnaryWithParam(kind)
+    expected = "a string or ttnn.UnaryWithParam" if allow_string else "a ttnn.UnaryWithParam"
+    raise TypeError(f"{op}: activation must be {expected}, got {activation!r}")
+
+
+def apply_activation(x: torch.Tensor, activation: UnaryWithParam | None) -> torch.Tensor:
+    """Apply a fused activation to float32 values."""
+    if activation is None:
+        return x
+    return _KIND[activation.op_type](x, activation)

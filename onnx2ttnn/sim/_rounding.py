@@ -1,0 +1,78 @@
+"""Rounding of op results to a ttnn dtype, including bfloat8_b block floating point.
+
+Every simulated op computes in float32 (or int64 for integer dtypes) and stores its result through
+`to_storage`, so each result carries exactly the precision the dtype has on the device.
+
+BFLOAT8_B scheme (as tt-metal's host packer `convert_u32_to_bfp8` / `pack_fp32_vec_as_bfp8_tiles`):
+  * a tile is 32x32 and made of four 16x16 faces; each face row (16 consecutive values along the last
+    dim, starting at a column that is a multiple of 16) shares one 8-bit exponent.  In logical terms the
+    groups are simply columns [16k, 16k+16) of every row; tile padding is zeros and never raises a
+    group's exponent, so the grouping needs no physical padding.
+  * shared exponent E = max over the group of floor(log2|x|) (the fp32 exponent field; zeros ignored).
+  * each value keeps a sign and a 7-bit magnitude m (the hidden bit is explicit), value = ±m * 2**(E-6).
+    m = round(|x| / 2**(E-6)) with round-half-to-even, saturated at 127.  Values more than 7 binades
+    below E therefore flush to zero.
+  * the stored values have at most 7 significant bits, so the simulator keeps them in torch.bfloat16.
+"""
+from __future__ import annotations
+
+import torch
+
+from ._types import DataType, FACE, STORAGE_DTYPE
+
+_INT_WRAP = {DataType.UINT32: 1 << 32, DataType.UINT16: 1 << 16, DataType.UINT8: 1 << 8}
+
+
+def bfp8_round(x: torch.Tensor) -> torch.Tensor:
+    """Round float values to bfloat8_b (one shared exponent per 16 values along the last dim)."""
+    if x.dim() == 0:
+        return bfp8_round(x.reshape(1)).reshape(())
+    x = x.float()
+    width = x.shape[-1]
+    pad = (-width) % FACE
+    if pad:
+        x = torch.nn.functional.pad(x, (0, pad))
+    groups = x.reshape(*x.shape[:-1], -1, FACE)
+    _, exp = torch.frexp(groups)  # |x| = mant * 2**exp, mant in [0.5, 1)  =>  floor(log2|x|) = exp - 1
+    exp = exp.masked_fill_(groups == 0, -1000)
+    shared = exp.amax(dim=-1, keepdim=True) - 1  # E
+    shared = shared.masked_fill_(shared < -200, 0)  # all-zero group
+    step = torch.exp2((shared - 6).double())  # value of one mantissa unit, exact in float64
+    mag = (groups.abs().double() / step).round_().clamp_(max=127.0)
+    out = (mag * step).float().copysign_(groups).masked_fill_(mag == 0, 0.0)
+    out = out.reshape(x.shape)
+    if pad:
+        out = out[..., :width]
+    return out
+
+
+def to_storage(data: torch.Tensor, dtype: DataType) -> torch.Tensor:
+    """Round `data` to `dtype` and return it in the torch dtype the simulator stores that dtype in."""
+    target = STORAGE_DTYPE[dtype]
+    if dtype is DataType.BFLOAT8_B:
+        return bfp8_round(data).to(torch.bfloat16)
+    if dtype in (DataType.BFLOAT16, DataType.FLOAT32):
+        return data if data.dtype is target else data.to(target)
+    # integer dtypes: truncate floats toward zero, then wrap modulo the type's range
+    if data.is_floating_point():
+        data = torch.nan_to_num(data).trunc()
+    data = data.to(torch.int64)
+    if dtype is DataType.INT32:
+        return data.to(torch.int32)
+    return torch.remainder(data, _INT_WRAP[dtype]).to(target)
+
+
+def compute_view(storage: torch.Tensor) -> torch.Tensor:
+    """The values of a stored tensor in the type ops compute in: float32 for floats, int64 for integers."""
+    if storage.is_floating_point():
+        return storage if storage.dtype is torch.float32 else storage.float()
+    return storage if storage.dtype is torch.int64 else storage.to(torch.int64)
+
+
+def round_scalar(value, dtype: DataType):
+    """A Python scalar operand as the device sees it for a tensor of `dtype` (bf16 scalars are rounded)."""
+    if dtype in (DataType.BFLOAT16, DataType.BFLOAT8_B):
+        return float(torch.tensor(float(value)).to(torch.bfloat16))
+    if dtype is DataType.FLOAT32:
+        return float(torch.tensor(float(value), dtype=torch.float32))
+    return value

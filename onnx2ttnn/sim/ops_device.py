@@ -1,0 +1,35 @@
+"""Device lifetime and queries: open_device, close_device, synchronize_device, get_memory_view, sizes."""
+from __future__ import annotations
+
+from . import runtime
+from ._device import Device, get_memory_view  # noqa: F401  (re-exported by the package)
+from ._types import DataType, ELEMENT_SIZE, TILE_BYTES
+
+
+def open_device(*, device_id: int = 0, l1_small_size: int = 16384, trace_region_size: int = 0,
+                dispatch_core_config=None, worker_l1_size: int = 0) -> Device:
+    """Open a simulated device modelled on runtime.device_spec() (n150 unless configured)."""
+    return Device(runtime.device_spec(), device_id, l1_small_size)
+
+
+def close_device(device) -> None:
+    """Close a device: frees every buffer and records the ones still allocated as leaks."""
+    if not isinstance(device, Device):
+        raise TypeError(f"close_device: expected a device, got {type(device).__name__}")
+    if device.is_open:
+        device.close()
+        runtime._record_closed(device)
+
+
+def synchronize_device(device, cq_id=None, sub_device_ids=()) -> None:
+    """Wait for the device: the simulator runs every op eagerly, so there is nothing to wait for."""
+
+
+def element_size(dtype: DataType) -> int:
+    """Bytes per element of a dtype (bfloat8_b counts 1 mantissa byte)."""
+    return ELEMENT_SIZE[dtype]
+
+
+def tile_size(dtype: DataType) -> int:
+    """Bytes of one 32x32 tile of a dtype (1088 for bfloat8_b)."""
+    return TILE_BYTES[dtype]

@@ -1,0 +1,260 @@
+"""Element-wise ops: unary math and activations, binary arithmetic/comparison with broadcasting, where.
+
+Each op computes in float32 (int64 for integer tensors) from the stored, already-rounded inputs and rounds
+the result once to the output dtype.  Scalar operands are rounded to the tensor's dtype first (a bf16
+tensor's scalar is a bf16 value on the device).  Comparisons return 1.0 / 0.0 in the output dtype (input
+a's by default).  Supported dtypes follow the API docstrings; bfloat16 and float32 are always accepted.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
+from ._rounding import round_scalar
+from ._tensor import Tensor
+from ._types import DataType as D, Layout
+
+_FLOAT = frozenset({D.BFLOAT16, D.FLOAT32, D.BFLOAT8_B})
+_ALL_INT = frozenset({D.INT32, D.UINT32, D.UINT16, D.UINT8})
+_ARITH = _FLOAT | {D.INT32, D.UINT32, D.UINT16}
+
+
+def _unary_impl(op: str, fn, allowed, input_tensor: Tensor, memory_config) -> Tensor:
+    tensor_arg(op, "input_tensor", input_tensor)
+    require_dtype(op, "input_tensor", input_tensor, allowed)
+    out = fn(values(input_tensor))
+    mc = output_config(op, memory_config, input_tensor, out.shape, input_tensor._layout)
+    return device_result(op, out, input_tensor._dtype, input_tensor._layout, input_tensor._device, mc)
+
+
+def _make_unary(name: str, fn, allowed=_FLOAT, doc: str = ""):
+    op = f"ttnn.{name}"
+
+    def unary(input_tensor: Tensor, *, memory_config=None) -> Tensor:
+        return _unary_impl(op, fn, allowed, input_tensor, memory_config)
+
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = doc or f"Element-wise {name}."
+    return unary
+
+
+def _float(fn):
+    """Wrap a float-only torch function so integer inputs are computed as floats."""
+    return lambda x: fn(x if x.is_floating_point() else x.double())
+
+
+relu = _make_unary("relu", torch.relu, _FLOAT | _ALL_INT)
+relu6 = _make_unary("relu6", lambda x: x.clamp(0, 6), _FLOAT | _ALL_INT)
+tanh = _make_unary("tanh", torch.tanh)
+exp = _make_unary("exp", torch.exp)
+log = _make_unary("log", torch.log)
+sqrt = _make_unary("sqrt", torch.sqrt)
+rsqrt = _make_unary("rsqrt", torch.rsqrt)
+neg = _make_unary("neg", torch.neg)
+abs = _make_unary("abs", torch.abs)
+erf = _make_unary("erf", torch.erf)
+reciprocal = _make_unary("reciprocal", torch.reciprocal)
+sin = _make_unary("sin", torch.sin)
+cos = _make_unary("cos", torch.cos)
+floor = _make_unary("floor", torch.floor)
+ceil = _make_unary("ceil", torch.ceil)
+sign = _make_unary("sign", torch.sign)
+silu = _make_unary("silu", F.silu)
+isnan = _make_unary("isnan", lambda x: torch.isnan(x).to(x.dtype), doc="1 where the input is NaN, else 0.")
+isinf = _make_unary("isinf", lambda x: torch.isinf(x).to(x.dtype), doc="1 where the input is +-inf, else 0.")
+isfinite = _make_unary("isfinite", lambda x: torch.isfinite(x).to(x.dtype), doc="1 where the input is finite.")
+square = _make_unary("square", torch.square)
+log1p = _make_unary("log1p", torch.log1p)
+log2 = _make_unary("log2", torch.log2)
+log10 = _make_unary("log10", torch.log10)
+exp2 = _make_unary("exp2", torch.exp2)
+expm1 = _make_unary("expm1", torch.expm1)
+tan = _make_unary("tan", torch.tan)
+atan = _make_unary("atan", torch.atan)
+asin = _make_unary("asin", torch.asin)
+acos = _make_unary("acos", torch.acos)
+sinh = _make_unary("sinh", torch.sinh)
+cosh = _make_unary("cosh", torch.cosh)
+trunc = _make_unary("trunc", torch.trunc)
+hardsigmoid = _make_unary("hardsigmoid", F.hardsigmoid)
+hardswish = _make_unary("hardswish", F.hardswish)
+softsign = _make_unary("softsign", F.softsign)
+tanhshrink = _make_unary("tanhshrink", F.tanhshrink)
+logical_not = _make_unary("logical_not", lambda x: (x == 0).to(x.dtype), _FLOAT | {D.INT32, D.UINT16, D.UINT32},
+                          "1 where the input is 0, else 0.")
+
+
+def sigmoid(input_tensor: Tensor, *, memory_config=None) -> Tensor:
+    """Element-wise logistic sigmoid."""
+    return _unary_impl("ttnn.sigmoid", torch.sigmoid, _FLOAT, input_tensor, memory_config)
+
+
+def gelu(input_tensor: Tensor, *, fast_and_approximate_mode: bool = False, memory_config=None) -> Tensor:
+    """GELU (exact erf form; fast_and_approximate_mode=True uses the tanh approximation)."""
+    approx = "tanh" if fast_and_approximate_mode else "none"
+    return _unary_impl("ttnn.gelu", lambda x: F.gelu(x, approximate=approx), _FLOAT, input_tensor, memory_config)
+
+
+def elu(input_tensor: Tensor, *, alpha: float = 1.0, memory_config=None) -> Tensor:
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    return _unary_impl("ttnn.elu", lambda x: F.elu(x, alpha), _FLOAT, input_tensor, memory_config)
+
+
+def softplus(input_tensor: Tensor, *, beta: float = 1.0, threshold: float = 20.0, memory_config=None) -> Tensor:
+    """log(1 + exp(beta x)) / beta, linear above threshold."""
+    return _unary_impl("ttnn.softplus", lambda x: F.softplus(x, beta, threshold), _FLOAT, input_tensor,
+                       memory_config)
+
+
+def leaky_relu(input_tensor: Tensor, negative_slope: float, *, memory_config=None) -> Tensor:
+    """x for x >= 0, negative_slope * x otherwise."""
+    return _unary_impl("ttnn.leaky_relu", _float(lambda x: F.leaky_relu(x, negative_slope)),
+                       _FLOAT | {D.UINT32, D.UINT16, D.UINT8}, input_tensor, memory_config)
+
+
+def hardtanh(input_tensor: Tensor, *, min_val: float = -1.0, max_val: float = 1.0, memory_config=None) -> Tensor:
+    """Clamp to [min_val, max_val]."""
+    return _unary_impl("ttnn.hardtanh", lambda x: x.clamp(min_val, max_val), _FLOAT, input_tensor, memory_config)
+
+
+def _clamp_impl(op: str, input_tensor: Tensor, min, max, memory_config) -> Tensor:
+    if min is None and max is None:
+        raise RuntimeError(f"TT_FATAL: {op}: at least one of min or max must be given")
+    tensor_arg(op, "input_tensor", input_tensor)
+    require_dtype(op, "input_tensor", input_tensor, _FLOAT | {D.INT32})
+    x = values(input_tensor)
+    bounds = []
+    for name, bound in (("min", min), ("max", max)):
+        if isinstance(bound, Tensor):
+            tensor_arg(op, name, bound)
+            bounds.append(values(bound))
+        else:
+            bounds.append(None if bound is None else round_scalar(bound, input_tensor._dtype))
+    lo, hi = bounds
+    out = x
+    if lo is not None:
+        out = torch.maximum(out, lo) if isinstance(lo, torch.Tensor) else out.clamp(min=lo)
+    if hi is not None:
+        out = torch.minimum(out, hi) if isinstance(hi, torch.Tensor) else out.clamp(max=hi)
+    mc = output_config(op, memory_config, input_tensor, out.shape, input_tensor._layout)
+    return device_result(op, out, input_tensor._dtype, input_tensor._layout, input_tensor._device, mc)
+
+
+def clip(input_tensor: Tensor, min=None, max=None, *, memory_config=None) -> Tensor:
+    """Clamp to [min, max] (scalars or tensors; either may be None)."""
+    return _clamp_impl("ttnn.clip", input_tensor, min, max, memory_config)
+
+
+def clamp(input_tensor: Tensor, min=None, max=None, *, memory_config=None) -> Tensor:
+    """Clamp to [min, max] (scalars or tensors; either may be None)."""
+    return _clamp_impl("ttnn.clamp", input_tensor, min, max, memory_config)
+
+
+# ---- binary ---------------------------------------------------------------------------------------------
+
+def _operand(op: str, name: str, x, like: Tensor):
+    if isinstance(x, Tensor):
+        tensor_arg(op, name, x)
+        return values(x)
+    if isinstance(x, (bool, int, float)):
+        return round_scalar(x, like._dtype)
+    raise TypeError(f"{op}: {name} must be a ttnn.Tensor or a number, got {type(x).__name__}")
+
+
+def _broadcast_shape(op: str, *tensors) -> tuple:
+    shapes = [tuple(t._data.shape) for t in tensors if isinstance(t, Tensor)]
+    try:
+        return tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        raise RuntimeError(f"TT_FATAL: {op}: shapes {' and '.join(str(list(s)) for s in shapes)} are not "
+                           "broadcastable") from None
+
+
+def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: bool = False) -> Tensor:
+    like = a if isinstance(a, Tensor) else b
+    if not isinstance(like, Tensor):
+        raise TypeError(f"{op}: at least one operand must be a ttnn.Tensor")
+    tensors = [t for t in (a, b) if isinstance(t, Tensor)]
+    for name, t in zip(("input_tensor_a", "input_tensor_b"), (a, b)):
+        if isinstance(t, Tensor):
+            tensor_arg(op, name, t)
+            require_dtype(op, name, t, allowed)
+    same_device(op, *tensors)
+    _broadcast_shape(op, *tensors)
+    x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)
+    out = fn(x, y)
+    if compare:
+        out = out.to(torch.float32 if like._dtype in _FLOAT else torch.int64)
+    out_dtype = dtype or like._dtype
+    mc = output_config(op, memory_config, like, out.shape, like._layout)
+    return device_result(op, out, out_dtype, like._layout, like._device, mc)
+
+
+def _make_binary(name: str, fn, allowed=_ARITH, compare: bool = False, doc: str = ""):
+    op = f"ttnn.{name}"
+
+    def binary(input_tensor_a, input_tensor_b, *, dtype=None, memory_config=None) -> Tensor:
+        return _binary_impl(op, fn, allowed, input_tensor_a, input_tensor_b, dtype, memory_config, compare=compare)
+
+    binary.__name__ = binary.__qualname__ = name
+    binary.__doc__ = doc or f"Element-wise {name} with broadcasting (tensor or scalar operands)."
+    return binary
+
+
+def _div(x, y):
+    return x / y
+
+
+_CMP = _FLOAT | _ALL_INT
+add = _make_binary("add", lambda x, y: x + y)
+subtract = _make_binary("subtract", lambda x, y: x - y)
+multiply = _make_binary("multiply", lambda x, y: x * y)
+divide = _make_binary("divide", _div, _FLOAT | {D.INT32})
+maximum = _make_binary("maximum", lambda x, y: torch.maximum(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32})
+minimum = _make_binary("minimum", lambda x, y: torch.minimum(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32})
+eq = _make_binary("eq", lambda x, y: torch.eq(*_tensors(x, y)), _CMP, True)
+ne = _make_binary("ne", lambda x, y: torch.ne(*_tensors(x, y)), _CMP, True)
+gt = _make_binary("gt", lambda x, y: torch.gt(*_tensors(x, y)), _CMP, True)
+ge = _make_binary("ge", lambda x, y: torch.ge(*_tensors(x, y)), _CMP, True)
+lt = _make_binary("lt", lambda x, y: torch.lt(*_tensors(x, y)), _CMP, True)
+le = _make_binary("le", lambda x, y: torch.le(*_tensors(x, y)), _CMP, True)
+logical_and = _make_binary("logical_and", lambda x, y: torch.logical_and(*_tensors(x, y)), _ARITH, True)
+logical_or = _make_binary("logical_or", lambda x, y: torch.logical_or(*_tensors(x, y)), _ARITH, True)
+
+
+def _tensors(x, y):
+    """Make scalar operands tensors for torch functions that need two tensors."""
+    ref = x if isinstance(x, torch.Tensor) else y
+    conv = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=ref.dtype)  # noqa: E731
+    return conv(x), conv(y)
+
+
+def pow(input_tensor, exponent, *, dtype=None, memory_config=None) -> Tensor:
+    """input ** exponent (tensor ** number, tensor ** tensor or number ** tensor)."""
+    return _binary_impl("ttnn.pow", lambda x, y: torch.pow(*_tensors(x, y)), _FLOAT, input_tensor, exponent,
+                        dtype, memory_config)
+
+
+def where(predicate: Tensor, true_value, false_value, *, memory_config=None) -> Tensor:
+    """true_value where predicate != 0, else false_value (tensors or numbers, broadcast)."""
+    op = "ttnn.where"
+    tensor_arg(op, "predicate", predicate)
+    tensors = [t for t in (predicate, true_value, false_value) if isinstance(t, Tensor)]
+    for name, t in zip(("predicate", "true_value", "false_value"), (predicate, true_value, false_value)):
+        if isinstance(t, Tensor):
+            tensor_arg(op, name, t)
+            require_dtype(op, name, t, _FLOAT | {D.INT32, D.UINT32})
+            require_tile(op, name, t)
+    same_device(op, *tensors)
+    _broadcast_shape(op, *tensors)
+    like = next((t for t in (true_value, false_value) if isinstance(t, Tensor)), predicate)
+    cond = values(predicate) != 0
+    tv = _operand(op, "true_value", true_value, like)
+    fv = _operand(op, "false_value", false_value, like)
+    ref = tv if isinstance(tv, torch.Tensor) else fv if isinstance(fv, torch.Tensor) else values(predicate).float()
+    tv = tv if isinstance(tv, torch.Tensor) else torch.tensor(tv, dtype=ref.dtype)
+    fv = fv if isinstance(fv, torch.Tensor) else torch.tensor(fv, dtype=ref.dtype)
+    out = torch.where(cond, tv, fv)
+    mc = output_config(op, memory_config, predicate, out.shape, Layout.TILE)
+    return device_result(op, out, like._dtype, Layout.TILE, predicate._device, mc)

@@ -1,0 +1,99 @@
+"""matmul and linear: batched/broadcast matrix products on TILE device tensors.
+
+Computed from the stored (already rounded) operands with float32 accumulation, then bias, then the fused
+activation, then one rounding to the output dtype.  When both operands are stored as bfloat16 (bf16 or
+bfloat8_b) and the CPU has native bf16 matrix units, torch's bf16 GEMM is used: it multiplies the same
+operands exactly and accumulates in float32, so results agree with the float32 path to within the last
+bit of a bf16 result (summation order).  Default output placement: DRAM interleaved.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from ._activation import apply_activation, parse_activation
+from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
+from ._memconfig import DRAM_MEMORY_CONFIG
+from ._tensor import Tensor
+from ._types import DataType, Layout
+
+_FLOAT = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B})
+_BF16_OUT = frozenset({DataType.BFLOAT16, DataType.BFLOAT8_B})
+
+
+@functools.lru_cache(maxsize=1)
+def native_bf16_gemm() -> bool:
+    """True when the CPU has AMX or AVX512-BF16 (torch's bf16 GEMM is then fast and fp32-accumulating)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def _operands(op: str, a: Tensor, b: Tensor, transpose_a: bool, transpose_b: bool, out_dtype: DataType):
+    fast = (native_bf16_gemm() and a._data.dtype is torch.bfloat16 and b._data.dtype is torch.bfloat16
+            and out_dtype in _BF16_OUT)
+    x, y = (a._data, b._data) if fast else (values(a), values(b))
+    if transpose_a and x.dim() >= 2:
+        x = x.transpose(-1, -2)
+    if transpose_b and y.dim() >= 2:
+        y = y.transpose(-1, -2)
+    k_a = x.shape[-1]
+    k_b = y.shape[-2] if y.dim() >= 2 else y.shape[0]
+    if k_a != k_b:
+        raise RuntimeError(f"TT_FATAL: {op}: The width of the first tensor must be equal to the height of the "
+                           f"second tensor. Mismatch: width={k_a} height={k_b}")
+    try:
+        torch.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
+    except RuntimeError:
+        raise RuntimeError(f"TT_FATAL: {op}: batch dimensions of {list(x.shape)} and {list(y.shape)} are not "
+                           "compatible") from None
+    return x, y
+
+
+def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, dtype, activation) -> Tensor:
+    for name, t in (("input_tensor_a", a), ("input_tensor_b", b)):
+        tensor_arg(op, name, t)
+        require_tile(op, name, t)
+        require_dtype(op, name, t, _FLOAT)
+    same_device(op, a, b)
+    act = parse_activation(op, activation)
+    out_dtype = dtype or a._dtype
+    x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype)
+    out = torch.matmul(x, y)
+    if bias is not None:
+        tensor_arg(op, "bias", bias)
+        require_tile(op, "bias", bias)
+        bv = values(bias)
+        n = out.shape[-1]
+        if bv.shape[-1] != n or bv.numel() != n:
+            raise RuntimeError(f"TT_FATAL: {op}: bias of shape {list(bv.shape)} must hold one value per output "
+                               f"column ({n}), e.g. [{n}] or [1, {n}]")
+        out = out.float() + bv.reshape(n)
+    out = apply_activation(out.float() if act is not None else out, act)
+    if memory_config is not None and memory_config.is_sharded() and not a.is_sharded():
+        raise RuntimeError(f"TT_FATAL: {op}: a sharded output ({memory_config.memory_layout.name}) from an "
+                           "interleaved input_tensor_a is refused by the real matmul program configs (seen: "
+                           "'Shard width 32 must match physical width 768 for height sharded', 'Number of "
+                           "shards along width 24 must not exceed number of columns 8'); shard the input first")
+    mc = output_config(op, memory_config, a, out.shape, Layout.TILE, default=DRAM_MEMORY_CONFIG)
+    return device_result(op, out, out_dtype, Layout.TILE, a._device, mc)
+
+
+def matmul(input_tensor_a: Tensor, input_tensor_b: Tensor, *, transpose_a: bool = False, transpose_b: bool = False,
+           memory_config=None, dtype=None, program_config=None, activation=None, compute_kernel_config=None,
+           core_grid=None) -> Tensor:
+    """input_tensor_a @ input_tensor_b with torch.matmul broadcasting (program/kernel configs ignored)."""
+    return _matmul_impl("ttnn.matmul", input_tensor_a, input_tensor_b, None, transpose_a, transpose_b,
+                        memory_config, dtype, activation)
+
+
+def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpose_a: bool = False,
+           transpose_b: bool = False, memory_config=None, dtype=None, program_config=None, activation=None,
+           compute_kernel_config=None, core_grid=None) -> Tensor:
+    """input_tensor_a @ input_tensor_b + bias, then the activation ("relu", "gelu", ... or UnaryWithParam)."""
+    return _matmul_impl("ttnn.linear", input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b,
+                        memory_config, dtype, activation)

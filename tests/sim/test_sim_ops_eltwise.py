@@ -1,0 +1,167 @@
+"""Element-wise ops (onnx2ttnn/sim/ops_eltwise.py) against torch references with dtype rounding."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+def dev(ttnn, device, data, dtype=None, layout=None, mc=None):
+    return ttnn.from_torch(data, dtype=dtype or ttnn.bfloat16, layout=layout or ttnn.TILE_LAYOUT, device=device,
+                           memory_config=mc)
+
+
+def bf16(x):
+    return x.to(torch.bfloat16).float()
+
+
+UNARY = {
+    "relu": torch.relu, "relu6": lambda x: x.clamp(0, 6), "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+    "exp": torch.exp, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf, "gelu": F.gelu,
+    "sin": torch.sin, "cos": torch.cos, "floor": torch.floor, "ceil": torch.ceil, "sign": torch.sign,
+    "silu": F.silu, "softplus": F.softplus, "logical_not": lambda x: (x == 0).float(),
+    "isnan": lambda x: torch.isnan(x).float(), "isinf": lambda x: torch.isinf(x).float(),
+    "isfinite": lambda x: torch.isfinite(x).float(), "square": torch.square, "exp2": torch.exp2,
+    "expm1": torch.expm1, "tan": torch.tan, "atan": torch.atan, "sinh": torch.sinh, "cosh": torch.cosh,
+    "trunc": torch.trunc, "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish, "softsign": F.softsign,
+    "tanhshrink": F.tanhshrink, "elu": F.elu,
+}
+POSITIVE = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal,
+            "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY) + sorted(POSITIVE))
+def test_unary_bf16_equals_rounded_fp32_reference(ttnn, device, name):
+    torch.manual_seed(1)
+    x = torch.randn(3, 45, 70) * 3  # not multiples of 32
+    if name in POSITIVE:
+        x = x.abs() + 0.1
+    if name == "logical_not":
+        x[0, 0, :5] = 0
+    if name in ("isnan", "isinf", "isfinite"):
+        x[0, 0, :3] = torch.tensor([float("nan"), float("inf"), -float("inf")])
+    xr = bf16(x)
+    out = getattr(ttnn, name)(dev(ttnn, device, x))
+    ref = (UNARY | POSITIVE)[name](xr)
+    got = ttnn.to_torch(out)
+    assert got.dtype is torch.bfloat16 and tuple(out.shape) == (3, 45, 70)
+    assert torch.equal(got.float(), bf16(ref))
+
+
+def test_unary_fp32_is_not_rounded_to_bf16(ttnn, device):
+    x = torch.randn(40, 40)
+    got = ttnn.to_torch(ttnn.exp(dev(ttnn, device, x, dtype=ttnn.float32)))
+    assert got.dtype is torch.float32 and torch.equal(got, torch.exp(x))
+
+
+def test_parametrized_unaries(ttnn, device):
+    x = torch.randn(33, 65) * 4
+    xr, t = bf16(x), dev(ttnn, device, x)
+    assert torch.equal(ttnn.to_torch(ttnn.leaky_relu(t, 0.1)).float(), bf16(F.leaky_relu(xr, 0.1)))
+    assert torch.equal(ttnn.to_torch(ttnn.hardtanh(t, min_val=-2.0, max_val=3.0)).float(), xr.clamp(-2, 3))
+    assert torch.equal(ttnn.to_torch(ttnn.clip(t, -1.0, 2.0)).float(), xr.clamp(-1, 2))
+    assert torch.equal(ttnn.to_torch(ttnn.clamp(t, min=0.5)).float(), xr.clamp(min=0.5))
+    assert torch.equal(ttnn.to_torch(ttnn.gelu(t, fast_and_approximate_mode=True)).float(),
+                       bf16(F.gelu(xr, approximate="tanh")))
+
+
+def test_unary_rejects_unsupported_dtypes(ttnn, device):
+    ints = dev(ttnn, device, torch.arange(64, dtype=torch.int32).reshape(2, 32), dtype=ttnn.int32)
+    with pytest.raises(RuntimeError, match="unsupported dtype DataType::INT32"):
+        ttnn.exp(ints)
+    assert ttnn.to_torch(ttnn.relu(ints)).dtype is torch.int32  # relu supports INT32
+
+
+BINARY = {"add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div,
+          "maximum": torch.maximum, "minimum": torch.minimum}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shape_b", [(3, 45, 70), (1, 1, 70), (45, 1), (70,)])
+def test_binary_broadcasting_and_rounding(ttnn, device, name, shape_b):
+    torch.manual_seed(2)
+    a, b = torch.randn(3, 45, 70), torch.randn(shape_b) + 3
+    out = getattr(ttnn, name)(dev(ttnn, device, a), dev(ttnn, device, b))
+    assert tuple(out.shape) == (3, 45, 70)
+    assert torch.equal(ttnn.to_torch(out).float(), bf16(BINARY[name](bf16(a), bf16(b))))
+
+
+def test_binary_with_scalars_rounds_the_scalar_to_bf16(ttnn, device):
+    a = torch.randn(32, 64)
+    t = dev(ttnn, device, a)
+    got = ttnn.to_torch(ttnn.multiply(t, 0.1)).float()
+    assert torch.equal(got, bf16(bf16(a) * bf16(torch.tensor(0.1))))
+    assert torch.equal(ttnn.to_torch(ttnn.subtract(1.0, t)).float(), bf16(1.0 - bf16(a)))
+    assert torch.equal(ttnn.to_torch(ttnn.pow(t, 2.0)).float(), bf16(bf16(a) ** 2))
+    p = dev(ttnn, device, torch.rand(32, 64) + 0.5)
+    e = dev(ttnn, device, torch.rand(32, 64))
+    assert torch.allclose(ttnn.to_torch(ttnn.pow(p, e)).float(),
+                          bf16(ttnn.to_torch(p).float() ** ttnn.to_torch(e).float()))
+
+
+def test_binary_output_dtype_and_placement(ttnn, device):
+    a = dev(ttnn, device, torch.randn(64, 64), mc=ttnn.L1_MEMORY_CONFIG)
+    b = dev(ttnn, device, torch.randn(64, 64))
+    out = ttnn.add(a, b, dtype=ttnn.float32)
+    assert out.dtype is ttnn.float32 and out.memory_config() == ttnn.L1_MEMORY_CONFIG  # follows input a
+    assert ttnn.add(a, b, memory_config=ttnn.DRAM_MEMORY_CONFIG).memory_config() == ttnn.DRAM_MEMORY_CONFIG
+    ints = dev(ttnn, device, torch.randint(0, 5, (1, 32, 32), dtype=torch.int32), dtype=ttnn.int32)
+    assert torch.equal(ttnn.to_torch(ttnn.add(ints, 1)), ttnn.to_torch(ints) + 1)
+
+
+def test_binary_rejects_incompatible_shapes(ttnn, device):
+    with pytest.raises(RuntimeError, match="not broadcastable"):
+        ttnn.add(dev(ttnn, device, torch.randn(4, 32)), dev(ttnn, device, torch.randn(5, 32)))
+
+
+@pytest.mark.parametrize("name,fn", [("eq", torch.eq), ("ne", torch.ne), ("gt", torch.gt), ("ge", torch.ge),
+                                     ("lt", torch.lt), ("le", torch.le)])
+def test_comparisons_return_one_and_zero_in_the_input_dtype(ttnn, device, name, fn):
+    a = torch.randint(-2, 3, (40, 33)).float()
+    b = torch.randint(-2, 3, (40, 33)).float()
+    out = getattr(ttnn, name)(dev(ttnn, device, a), dev(ttnn, device, b))
+    assert out.dtype is ttnn.bfloat16
+    assert torch.equal(ttnn.to_torch(out).float(), fn(a, b).float())
+    assert torch.equal(ttnn.to_torch(getattr(ttnn, name)(dev(ttnn, device, a), 0.0)).float(), fn(a, 0.0).float())
+
+
+def test_logical_and_or(ttnn, device):
+    a, b = (torch.rand(32, 32) > 0.5).float(), (torch.rand(32, 32) > 0.5).float()
+    ta, tb = dev(ttnn, device, a), dev(ttnn, device, b)
+    assert torch.equal(ttnn.to_torch(ttnn.logical_and(ta, tb)).float(), (a * b))
+    assert torch.equal(ttnn.to_torch(ttnn.logical_or(ta, tb)).float(), ((a + b) > 0).float())
+
+
+def test_where_with_tensors_and_scalars(ttnn, device):
+    x = torch.randn(1, 40, 50)
+    t = dev(ttnn, device, x)
+    xr = bf16(x)
+    got = ttnn.to_torch(ttnn.where(ttnn.gt(t, 0.0), t, ttnn.multiply(t, 0.5))).float()
+    assert torch.equal(got, torch.where(xr > 0, xr, bf16(xr * 0.5)))
+    got = ttnn.to_torch(ttnn.where(ttnn.gt(t, 0.0), 1.0, -1.0)).float()
+    assert torch.equal(got, torch.where(xr > 0, 1.0, -1.0))
+    rm = dev(ttnn, device, x, layout=ttnn.ROW_MAJOR_LAYOUT)
+    with pytest.raises(RuntimeError, match="TILE"):
+        ttnn.where(rm, rm, rm)
+
+
+def test_eltwise_on_bfloat8_b_rounds_to_blocks(ttnn, device):
+    x = torch.randn(32, 64)
+    t = dev(ttnn, device, x, dtype=ttnn.bfloat8_b)
+    out = ttnn.relu(t)
+    from onnx2ttnn.sim._rounding import bfp8_round
+    assert out.dtype is ttnn.bfloat8_b
+    assert torch.equal(ttnn.to_torch(out), bfp8_round(torch.relu(ttnn.to_torch(t))))
+
+
+def test_eltwise_needs_device_tensors(ttnn):
+    host = ttnn.from_torch(torch.ones(4, 4), dtype=ttnn.bfloat16)
+    with pytest.raises(RuntimeError, match="must be on device"):
+        ttnn.relu(host)
+
+
+@pytest.mark.parametrize("name,fn", [("asin", torch.asin), ("acos", torch.acos)])
+def test_inverse_trig_in_domain(ttnn, device, name, fn):
+    x = torch.rand(33, 40) * 1.8 - 0.9
+    got = ttnn.to_torch(getattr(ttnn, name)(dev(ttnn, device, x))).float()
+    assert torch.equal(got, bf16(fn(bf16(x))))
