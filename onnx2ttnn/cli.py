@@ -97,6 +97,12 @@ def convert(model, output, input_shape, device, memory, dtype, emit_ir, print_pi
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write {output!r}: {exc.strerror or exc}")
+    except Exception as exc:  # a compiler bug, not bad input: say so, keep the traceback behind a flag
+        if os.environ.get("ONNX2TTNN_DEBUG"):
+            raise
+        click.echo(f"internal error: {type(exc).__name__}: {exc} (set ONNX2TTNN_DEBUG=1 for the traceback; "
+                   "please report it)", err=True)
+        sys.exit(3)
     click.echo(summary(result, program, weights))
 
 

@@ -4,7 +4,8 @@ One rule shared by the compiler (deallocation must free a shared buffer once, af
 alias) and the simulator (which must behave like the real library).  The facts, as the real ttnn 0.81.1
 behaves: `ttnn.reshape` is a zero-copy view when the tensor is on the device, the last dimension does not
 change and, in TILE layout, either the second-last dimension does not change or neither shape pads it
-(both a multiple of 32).  A reshape to the same shape returns the input itself.
+(both a multiple of 32).  A reshape to the same shape returns a new handle on the same buffer (an alias).
+The rule was confirmed on the real library in mock mode (docs/ttnn-facts.md).
 """
 from __future__ import annotations
 
