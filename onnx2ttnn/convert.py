@@ -26,6 +26,7 @@ class Conversion:
     program: EmittedProgram
     options: Options
     timings: list = field(default_factory=list)
+    program_weights_name: str = "model_ttnn.npz"  # the sidecar name the program refers to
 
     @property
     def source(self) -> str:
@@ -45,8 +46,6 @@ class Conversion:
                                   f"({self.program_weights_name})")
         write_files({weights_path: npz_bytes(self.program.weights), path: self.program.source})
         return path, weights_path
-
-    program_weights_name: str = "model_ttnn.npz"
 
 
 def weights_path_for(program_path: str) -> str:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn import __version__
 from onnx2ttnn.emit import program_template
 from onnx2ttnn.emit.writer import CodeWriter
 from onnx2ttnn.ir.graph import Module, argument_attrs
@@ -180,5 +179,3 @@ def emit_program(module: Module, *, weights_file: str, source_model: str, option
                  device_name: str, probes: bool = False) -> EmittedProgram:
     return PythonEmitter(module, weights_file, source_model, options_text, device_name, probes).emit()
 
-
-VERSION = __version__

@@ -26,19 +26,8 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 def write_atomic(path: str, payload: bytes | str) -> None:
-    """Write `payload` to `path` so that readers see either the old file or the complete new one."""
-    folder = os.path.dirname(os.path.abspath(path))
-    data = payload.encode("utf-8") if isinstance(payload, str) else payload
-    fd, tmp = tempfile.mkstemp(prefix=".onnx2ttnn-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write one file so that readers see either the old file or the complete new one."""
+    write_files({path: payload})
 
 
 def write_files(payloads: dict[str, bytes | str]) -> None:

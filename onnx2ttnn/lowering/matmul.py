@@ -17,13 +17,12 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
         x = ctx.op("reshape", [x], (1, a_shape[0]), name=a.name + "_row", shape=(1, a_shape[0]))
     if wb is not None and wb.ndim == 2:
         w = ctx.float_param(wb, b.name, key=(b.name, "weight"))
-        extra = {}
         inputs = [x, w]
         if bias is not None:
             inputs.append(ctx.float_param(np.asarray(bias).reshape(1, -1), out.name + "_bias",
                                           key=(out.name, "bias")))
         y_shape = out_shape if len(a_shape) > 1 else (1, out_shape[-1])
-        y = ctx.op("linear", inputs, y_shape, name=out.name, **extra)
+        y = ctx.op("linear", inputs, y_shape, name=out.name)
     else:
         xb = ctx.value(b)
         b_shape = tuple(b.shape)

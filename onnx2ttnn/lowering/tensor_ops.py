@@ -5,7 +5,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 
@@ -19,8 +19,6 @@ def concat(ctx: LoweringContext, node: gs.Node) -> None:
     if axis == 1 and all(f is not None for f in forms) and len({(f.n, f.h, f.w) for f in forms}) == 1:
         xs = [ctx.value_with_form(t)[0] for t in inputs]
         f0 = forms[0]
-        from onnx2ttnn.lowering.context import NHWC
-
         form = NHWC(f0.n, f0.h, f0.w, sum(f.c for f in forms))
         ctx.bind(out, ctx.op("concat", xs, form.flat_shape, name=out.name, dim=3), form)
         return
