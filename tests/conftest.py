@@ -1,4 +1,5 @@
-"""Shared fixtures: the example models and a converter helper."""
+"""Shared fixtures: the example models, and a BERT encoder exported from transformers (random weights,
+dynamo exporter) for the end-to-end and real-ttnn tests."""
 from __future__ import annotations
 
 import os
@@ -17,3 +18,23 @@ def mlp_path() -> str:
 @pytest.fixture(scope="session")
 def cnn_path() -> str:
     return os.path.join(MODELS, "cnn.onnx")
+
+
+@pytest.fixture(scope="session")
+def bert_path(tmp_path_factory) -> str:
+    """A 2-layer BERT-style encoder exported with torch.onnx.export(dynamo=True), inputs ids + mask."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=128, max_position_embeddings=64)
+    model = BertModel(config).eval()
+    ids = torch.randint(0, config.vocab_size, (1, 16))
+    mask = torch.ones(1, 16, dtype=torch.int64)
+    path = str(tmp_path_factory.mktemp("bert") / "bert2.onnx")
+    torch.onnx.export(model, (ids, mask), path, input_names=["input_ids", "attention_mask"],
+                      output_names=["last_hidden_state", "pooler_output"], dynamo=True, opset_version=18,
+                      verbose=False)
+    return path

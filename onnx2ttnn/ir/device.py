@@ -36,8 +36,9 @@ DEVICES: dict[str, DeviceSpec] = {
     # with l1_small_size=16384 (64 L1 banks, 12 DRAM banks).
     "n150": DeviceSpec("n150", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
     "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
-    # Blackhole p150: 1536 KiB of L1 per core; the same reserved share as Wormhole is assumed.
-    "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_536 * 1024 - 95_008, 8, 4 * 1024**3, 512.0),
+    # Blackhole p150: bank sizes measured on a mock p150 (docs/ttnn-facts.md §0). The grid is DESIGN.md's
+    # 11x10 of current firmware; the mock descriptor has 13x10, on which 11x10 plans remain valid.
+    "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_444_736, 8, 4_277_141_376, 512.0),
 }
 
 DEFAULT_DEVICE = "n150"

@@ -23,7 +23,7 @@ from ._types import BufferType
 # l1_bank_bytes), L1 / DRAM alignment (tt-metal HAL), DRAM unreserved base.
 ARCH_FACTS = {
     "wormhole_b0": {"l1_total": 1_499_136, "l1_alignment": 16, "dram_alignment": 32, "dram_base": 1_048_640},
-    "blackhole": {"l1_total": 1_572_864, "l1_alignment": 16, "dram_alignment": 64, "dram_base": 0},
+    "blackhole": {"l1_total": 1_572_864, "l1_alignment": 16, "dram_alignment": 64, "dram_base": 1_048_704},
 }
 
 _buffer_ids = itertools.count(1)
@@ -152,7 +152,8 @@ class Device:
         self.l1_alignment, self.dram_alignment = facts["l1_alignment"], facts["dram_alignment"]
         l1_bank = spec.l1_bank_bytes - (l1_small_size - spec.l1_small_size)
         l1_bank -= l1_bank % self.dram_alignment
-        self.l1 = BankAllocator(BufferType.L1, spec.cores, l1_bank, facts["l1_total"] - l1_bank,
+        # the L1_SMALL region (l1_small_size bytes) sits at the top of each core's L1, above the tensor banks
+        self.l1 = BankAllocator(BufferType.L1, spec.cores, l1_bank, facts["l1_total"] - l1_small_size - l1_bank,
                                 self.dram_alignment, bottom_up=False)
         self.dram = BankAllocator(BufferType.DRAM, spec.dram_banks, spec.dram_bank_bytes, facts["dram_base"],
                                   self.dram_alignment, bottom_up=True)

@@ -1,0 +1,86 @@
+"""Every end-to-end model's generated program, run on the real ttnn 0.81.1 (mock n150 and p150), with
+--memory dram and --memory l1: the forward pass completes, afterwards only parameters and outputs are
+allocated, and the simulator's per-bank usage after loading the parameters equals the real allocator's."""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+import onnx2ttnn
+from onnx2ttnn import sim
+from onnx2ttnn.sim import runtime
+from tests.e2e.test_end_to_end import _view_model
+
+MODELS = ["mlp_path", "cnn_path", "bert_path"]
+
+
+def _convert(model, out_dir, memory: str, device: str, **options) -> str:
+    program = str(out_dir / "model_ttnn.py")
+    onnx2ttnn.convert(model, program, memory=memory, device=device, **options).write(program)
+    return program
+
+
+def _simulated_parameter_memory(program: str, device: str) -> dict:
+    """Bytes per bank allocated once load_parameters ran on the simulator, {'L1': n, 'DRAM': n}."""
+    runtime.configure(device)
+    try:
+        with runtime.install():
+            spec = importlib.util.spec_from_file_location("sim_program", program)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            dev = sim.open_device(device_id=0)
+            module.load_parameters(dev, None)
+            used = {bt: sim.get_memory_view(dev, getattr(sim.BufferType, bt)).total_bytes_allocated_per_bank
+                    for bt in ("L1", "DRAM")}
+            sim.close_device(dev)
+    finally:
+        runtime.configure(None)
+    return used
+
+
+def _allocated(view: dict) -> int:
+    return view["total_bytes_allocated_per_bank"]
+
+
+@pytest.mark.parametrize("device", ["n150", "p150"])
+@pytest.mark.parametrize("memory", ["dram", "l1"])
+@pytest.mark.parametrize("model", MODELS)
+def test_program_runs_on_real_ttnn(ttnn_mock, model, memory, device, tmp_path, request):
+    program = _convert(request.getfixturevalue(model), tmp_path, memory, device)
+    _check_on_real_ttnn(ttnn_mock, program, memory, device)
+
+
+@pytest.mark.parametrize("memory", ["dram", "l1"])
+@pytest.mark.parametrize("case", ["mlp_fp32", "views"])
+def test_other_end_to_end_programs_run_on_real_ttnn(ttnn_mock, case, memory, tmp_path, mlp_path):
+    """The remaining programs tests/e2e generates: the fp32 MLP and the model whose reshapes are views."""
+    if case == "mlp_fp32":
+        program = _convert(mlp_path, tmp_path, memory, "n150", dtype="fp32")
+    else:
+        program = _convert(_view_model(), tmp_path, memory, "n150")
+    _check_on_real_ttnn(ttnn_mock, program, memory, "n150")
+
+
+def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> None:
+    report = ttnn_mock.run_program(program, device=device)
+    assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"
+    assert report["returncode"] == 0
+    assert report["ttnn_calls_in_forward"] > 0
+
+    # after forward only parameters and outputs hold device memory (outputs come back as torch tensors,
+    # so they hold none); the program cache's own config tensors are cleared first (run_program.py)
+    after = report["memory_after_clearing_program_cache"]
+    params = report["memory_after_params"]
+    leaked = [b for b in report["buffers"] if b["kind"] == "allocated_in_forward"]
+    assert leaked == [], f"buffers allocated in forward and never freed: {leaked}"
+    for bt in ("L1", "DRAM"):
+        outputs = sum(b["size_per_bank"] for b in report["buffers"] if b["kind"] == "output" and b["buffer_type"] == bt)
+        assert _allocated(after[bt]) == _allocated(params[bt]) + outputs, bt
+
+    # the simulator places the same parameters in the same bytes per bank
+    simulated = _simulated_parameter_memory(program, device)
+    assert simulated == {bt: _allocated(params[bt]) for bt in ("L1", "DRAM")}
+    if memory == "l1":
+        assert report["peak"]["l1_allocated_per_bank"] > 0, "the l1 policy placed nothing in L1 on real ttnn"
