@@ -101,6 +101,7 @@ _op("global_avg_pool2d", input_layouts=(TILE,), output_page=TILE)
 
 
 # --- NN op families (matmul / conv / pool / norm / reduce helpers' block) ---------------------------------
+_op("rms_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"})
 _op("prod", input_layouts=(ANY,), output_page=TILE)
 _op("argmax", input_layouts=(ANY,), output_page=ROW_MAJOR)  # UINT32 ROW_MAJOR indices
 _op("topk", input_layouts=(TILE,), output_page=TILE)  # returns [values, indices]
