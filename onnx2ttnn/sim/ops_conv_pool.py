@@ -3,8 +3,9 @@
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
 (TILE, DRAM interleaved unless memory_config says otherwise).  Host OIHW weights are "prepared" into a
 device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; passing
-those back on later calls works, as on the real library.  Pools return [1, 1, N*OH*OW, C]; with no
-memory_config max/avg_pool2d pick ROW_MAJOR L1 height-sharded outputs like the real ops do.
+those back on later calls works, as on the real library.  max/avg_pool2d take BFLOAT16 input only (the
+real error for float32) and return [1, 1, N*OH*OW, C]; with no memory_config they pick ROW_MAJOR L1
+height-sharded outputs like the real ops do.  global_avg_pool2d always returns BFLOAT16.
 """
 from __future__ import annotations
 
@@ -182,7 +183,9 @@ def _pool_output_config(op: str, memory_config, device, rows: int, channels: int
 def _pool_impl(op, kind, input_tensor, batch_size, input_h, input_w, channels, kernel_size, stride, padding,
                dilation, ceil_mode, count_include_pad, divisor_override, memory_config, dtype, output_layout):
     tensor_arg(op, "input_tensor", input_tensor)
-    require_dtype(op, "input_tensor", input_tensor, _FLOAT)
+    if input_tensor._dtype is not DataType.BFLOAT16:  # real: "Only BFLOAT16 supported for now"
+        raise RuntimeError(f"TT_FATAL: {op}: Only BFLOAT16 supported for now (input is "
+                           f"DataType::{input_tensor._dtype.name})")
     kh, kw = _pair(op, "kernel_size", kernel_size)
     sh, sw = _pair(op, "stride", stride)
     dh, dw = _pair(op, "dilation", dilation)
@@ -238,7 +241,7 @@ def avg_pool2d(input_tensor: Tensor, batch_size: int, input_h: int, input_w: int
 
 
 def global_avg_pool2d(input_tensor, *, memory_config=None, dtype=None) -> Tensor:
-    """Mean over H and W of [N, H, W, C] (or [H, W, C], [H, W]) -> [N, 1, 1, C] TILE."""
+    """Mean over H and W of [N, H, W, C] (or [H, W, C], [H, W]) -> [N, 1, 1, C] TILE bfloat16."""
     op = "ttnn.global_avg_pool2d"
     tensor_arg(op, "input_tensor", input_tensor)
     require_dtype(op, "input_tensor", input_tensor, _FLOAT)
@@ -251,4 +254,5 @@ def global_avg_pool2d(input_tensor, *, memory_config=None, dtype=None) -> Tensor
         raise RuntimeError(f"TT_FATAL: {op}: expected a rank 2-4 NHWC tensor, got {list(x.shape)}")
     out = x.mean(dim=(1, 2), keepdim=True)
     mc = output_config(op, memory_config, input_tensor, out.shape, Layout.TILE)
-    return device_result(op, out, dtype or input_tensor._dtype, Layout.TILE, input_tensor._device, mc)
+    # real: dtype=ttnn.float32 is accepted but the output stays BFLOAT16 (docs/ttnn-facts.md section 5)
+    return device_result(op, out, DataType.BFLOAT16, Layout.TILE, input_tensor._device, mc)
