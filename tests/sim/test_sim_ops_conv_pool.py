@@ -45,7 +45,8 @@ def test_conv2d_returns_output_dims_and_prepared_weights(ttnn, device):
     assert torch.allclose(to_nchw(ttnn, out, 2, 7, 7), ref, rtol=2 ** -7, atol=2 ** -6)
     assert pw.storage_type() is ttnn.StorageType.DEVICE and pw.is_allocated() and tuple(pb.shape) == (1, 1, 1, 24)
     live = [b.description for b in runtime.live_buffers(device)]
-    assert "[1, 1, 144, 24] bf16 TILE DRAM interleaved" in live  # the prepared weight occupies device memory
+    # real ttnn (probe_conv, results/conv.txt): a float32 host weight is prepared as FLOAT32 [1,1,KH*KW*C,OC]
+    assert "[1, 1, 144, 24] f32 TILE DRAM interleaved" in live  # the prepared weight occupies device memory
     again = ttnn.conv2d(input_tensor=nhwc_input(ttnn, device, x), weight_tensor=pw, bias_tensor=pb, in_channels=16,
                         out_channels=24, device=device, batch_size=2, input_height=14, input_width=14,
                         kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
