@@ -100,6 +100,16 @@ _op("avg_pool2d", input_layouts=(ANY,), output_page=ROW_MAJOR)
 _op("global_avg_pool2d", input_layouts=(TILE,), output_page=TILE)
 
 
+# --- NN op families (matmul / conv / pool / norm / reduce helpers' block) ---------------------------------
+_op("rms_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"})
+_op("prod", input_layouts=(ANY,), output_page=TILE)
+_op("argmax", input_layouts=(ANY,), output_page=ROW_MAJOR)  # UINT32 ROW_MAJOR indices
+_op("topk", input_layouts=(TILE,), output_page=TILE)  # returns [values, indices]
+_op("cumsum", ("input",), input_layouts=(TILE,), output_page=TILE)
+_op("conv_transpose2d", ("input_tensor", "weight_tensor", "bias_tensor"),
+    keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
+    input_layouts=(ANY, HOST, HOST), output_page=TILE, output_buffer="dram")
+
 def op_info(name: str) -> OpInfo:
     """The OpInfo of a ttnn op; KeyError names the op."""
     try:

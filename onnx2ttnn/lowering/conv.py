@@ -1,7 +1,10 @@
-"""Conv (2-D, with a fused activation) and BatchNormalization -> ttnn.conv2d on flattened NHWC tensors.
+"""Conv and ConvTranspose (1-D as 2-D with H=1, 2-D; with a fused activation) and BatchNormalization ->
+ttnn.conv2d / ttnn.conv_transpose2d on flattened NHWC tensors.
 
 ttnn.conv2d reads and writes [1, 1, N*H*W, C]; weights [OC, IC/groups, KH, KW] and bias [1, 1, 1, OC] stay
-on the host in float32 (ttnn prepares them for the device).
+on the host in float32 (ttnn prepares them for the device).  ttnn.conv_transpose2d takes ONNX's weight layout
+[IC, OC/groups, KH, KW] as is and pads as (top, bottom, left, right); ONNX output_shape / SAME padding become
+explicit pads and output_padding.  3-D convolutions are declined.
 """
 from __future__ import annotations
 
@@ -11,68 +14,105 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.graph import DEVICE, TTNNCall, TTNNRef
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
+from onnx2ttnn.lowering.pool import window_pads
 from onnx2ttnn.lowering.registry import register
 
 ACTIVATIONS = {"relu": "RELU", "relu6": "RELU6"}
 
 
-def spatial_pads(node: gs.Node, in_hw, kernel, strides, dilations) -> tuple[int, int, int, int]:
-    """ONNX pads / auto_pad of a 2-D window op as (top, bottom, left, right)."""
-    auto_pad = node.attrs.get("auto_pad", "NOTSET")
-    if isinstance(auto_pad, bytes):
-        auto_pad = auto_pad.decode()
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        pads = []
-        for size, k, s, d in zip(in_hw, kernel, strides, dilations):
-            out = -(-size // s)
-            total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
-            small, big = total // 2, total - total // 2
-            pads.append((big, small) if auto_pad == "SAME_LOWER" else (small, big))
-        return pads[0][0], pads[0][1], pads[1][0], pads[1][1]
-    if auto_pad == "VALID":
-        return 0, 0, 0, 0
-    p = list(node.attrs.get("pads", [0, 0, 0, 0]))
-    return p[0], p[2], p[1], p[3]
+def _ints(node: gs.Node, name: str, rank: int, default: int) -> tuple[int, ...]:
+    return tuple(int(v) for v in node.attrs.get(name, [default] * rank))
 
 
-def window_attrs(node: gs.Node, in_hw, kernel):
-    strides = tuple(node.attrs.get("strides", [1, 1]))
-    dilations = tuple(node.attrs.get("dilations", [1, 1]))
-    pads = spatial_pads(node, in_hw, kernel, strides, dilations)
-    padding = (pads[0], pads[2]) if pads[0] == pads[1] and pads[2] == pads[3] else pads
-    return strides, dilations, padding
+def _padding(pads) -> tuple[int, ...]:
+    """ttnn padding: (h, w) when symmetric, else (top, bottom, left, right)."""
+    (top, bottom), (left, right) = pads
+    return (top, left) if (top, left) == (bottom, right) else (top, bottom, left, right)
+
+
+def _input_2d(ctx: LoweringContext, tensor: gs.Tensor) -> tuple[gs.Variable, NHWC]:
+    """The input as flattened NHWC; a 1-D [N, C, L] input as a 2-D one with H=1."""
+    if len(tensor.shape) == 4:
+        return ctx.value_nhwc(tensor)
+    if len(tensor.shape) != 3:
+        raise ConversionError(f"node {ctx.source!r}: only 1-D and 2-D convolutions are supported (input "
+                              f"{tuple(tensor.shape)})")
+    x, form = ctx.value_with_form(tensor)
+    if form is not None:
+        return x, form
+    n, c, length = (int(d) for d in tensor.shape)
+    form = NHWC(n, 1, length, c)
+    nlc = ctx.op("permute", [x], (n, length, c), name=tensor.name + "_nlc", dims=(0, 2, 1))
+    return ctx.op("reshape", [nlc], form.flat_shape, name=tensor.name + "_flat", shape=form.flat_shape), form
+
+
+def _bind_output(ctx: LoweringContext, out: gs.Tensor, y: gs.Variable, form: NHWC) -> None:
+    """Bind a flattened NHWC result; a 1-D output goes back to [N, C, L] at once."""
+    if len(out.shape) == 4:
+        ctx.bind(out, y, form)
+        return
+    nlc = (form.n, form.w, form.c)
+    r = ctx.op("reshape", [y], nlc, name=out.name + "_nlc", shape=nlc)
+    ctx.bind(out, ctx.op("permute", [r], (form.n, form.c, form.w), name=out.name, dims=(0, 2, 1)))
+
+
+def _weight_2d(ctx: LoweringContext, node: gs.Node, what: str) -> np.ndarray:
+    weight = ctx.require_constant(node.inputs[1], f"{what} weight")
+    if weight.ndim == 3:
+        weight = weight[:, :, None, :]
+    if weight.ndim != 4:
+        raise ConversionError(f"node {ctx.source!r}: only 1-D and 2-D {what}s are supported (weight "
+                              f"{weight.shape})")
+    return weight
+
+
+def _attrs_2d(node: gs.Node, rank: int):
+    """strides and dilations of a 1-D or 2-D op as 2-D pairs."""
+    strides, dilations = _ints(node, "strides", rank, 1), _ints(node, "dilations", rank, 1)
+    if rank == 1:
+        strides, dilations = (1,) + strides, (1,) + dilations
+    return strides, dilations
+
+
+def _bias(ctx: LoweringContext, node: gs.Node, what: str, channels: int):
+    if len(node.inputs) > 2 and node.inputs[2].name:
+        bias = ctx.require_constant(node.inputs[2], f"{what} bias")
+        return ctx.param(bias.reshape(1, 1, 1, channels), node.inputs[2].name, key=node.inputs[2].name, host=True)
+    return None
+
+
+def _conv_config(activation: str):
+    if not activation:
+        return None
+    return TTNNCall("Conv2dConfig", activation=TTNNCall("UnaryWithParam",
+                                                        TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}")))
 
 
 def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> None:
-    x, form = ctx.value_nhwc(node.inputs[0])
-    weight = ctx.require_constant(node.inputs[1], "Conv weight")
-    if weight.ndim != 4:
-        raise ConversionError(f"node {ctx.source!r}: only 2-D convolutions are supported (weight {weight.shape})")
-    bias = None
-    if len(node.inputs) > 2 and node.inputs[2].name:
-        bias = ctx.require_constant(node.inputs[2], "Conv bias")
+    rank = len(node.inputs[0].shape) - 2
+    x, form = _input_2d(ctx, node.inputs[0])
+    weight = _weight_2d(ctx, node, "Conv")
     oc, _, kh, kw = weight.shape
     groups = int(node.attrs.get("group", 1))
-    strides, dilations, padding = window_attrs(node, (form.h, form.w), (kh, kw))
+    strides, dilations = _attrs_2d(node, rank)
+    kernel = tuple(weight.shape[2:]) if rank == 2 else (int(kw),)
+    pads = window_pads(ctx, node, tuple(node.inputs[0].shape[2:]), kernel, strides[-rank:], dilations[-rank:])
+    if rank == 1:
+        pads = [(0, 0)] + pads
     out = node.outputs[0]
-    n, _, oh, ow = out.shape
-    out_form = NHWC(n, oh, ow, oc)
-    inputs = [x, ctx.param(weight, node.inputs[1].name, key=node.inputs[1].name, host=True)]
+    out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else int(out.shape[2]), int(out.shape[-1]), int(oc))
+    inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
+    bias = _bias(ctx, node, "Conv", int(oc))
     if bias is not None:
-        inputs.append(ctx.param(bias.reshape(1, 1, 1, oc), node.inputs[2].name, key=node.inputs[2].name,
-                                host=True))
-    config = None
-    if activation:
-        config = TTNNCall("Conv2dConfig", activation=TTNNCall("UnaryWithParam",
-                                                              TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}")))
+        inputs.append(bias)
     y = ctx.op("conv2d", inputs, out_form.flat_shape, name=out.name, device=DEVICE,
                in_channels=form.c, out_channels=int(oc), batch_size=form.n, input_height=form.h,
-               input_width=form.w, kernel_size=(int(kh), int(kw)), stride=strides, padding=padding,
-               dilation=dilations, groups=groups, conv_config=config)
-    ctx.bind(out, y, out_form)
+               input_width=form.w, kernel_size=(int(kh), int(kw)), stride=strides, padding=_padding(pads),
+               dilation=dilations, groups=groups, conv_config=_conv_config(activation))
+    _bind_output(ctx, out, y, out_form)
 
 
-@register("Conv", 1, ttnn=("conv2d",), note="2-D; NCHW handled as flattened NHWC")
+@register("Conv", 1, ttnn=("conv2d",), note="1-D (as H=1) and 2-D; NCHW handled as flattened NHWC")
 def conv(ctx: LoweringContext, node: gs.Node) -> None:
     lower_conv(ctx, node)
 
@@ -80,6 +120,60 @@ def conv(ctx: LoweringContext, node: gs.Node) -> None:
 @register("ConvAct", 1, domain="onnx2ttnn", ttnn=("conv2d",), note="Conv + Relu/Clip(0,6) fused")
 def conv_act(ctx: LoweringContext, node: gs.Node) -> None:
     lower_conv(ctx, node, node.attrs["activation"])
+
+
+def _transpose_pads(ctx: LoweringContext, node: gs.Node, in_spatial, kernel, strides, dilations, out_spatial):
+    """(pads per dim, output_padding per dim) of a ConvTranspose, from pads or output_shape / auto_pad."""
+    rank = len(kernel)
+    auto_pad = node.attrs.get("auto_pad", "NOTSET")
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    out_pad = list(_ints(node, "output_padding", rank, 0))
+    if "output_shape" not in node.attrs and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        if auto_pad not in ("NOTSET", "VALID"):
+            raise ConversionError(f"node {ctx.source!r}: auto_pad {auto_pad!r} is not supported")
+        p = [int(v) for v in node.attrs.get("pads", [0] * (2 * rank))] if auto_pad == "NOTSET" else [0] * (2 * rank)
+        return list(zip(p[:rank], p[rank:])), out_pad
+    pads = []
+    for i, (size, k, s, d, o) in enumerate(zip(in_spatial, kernel, strides, dilations, out_spatial)):
+        total = s * (size - 1) + out_pad[i] + (k - 1) * d + 1 - o
+        if total < 0:  # a larger output_shape: the extra rows come from output padding
+            out_pad[i] -= total
+            total = 0
+        small, big = total // 2, total - total // 2
+        pads.append((small, big) if auto_pad == "SAME_UPPER" else (big, small))
+    return pads, out_pad
+
+
+@register("ConvTranspose", 1, ttnn=("conv_transpose2d",), note="1-D (as H=1) and 2-D")
+def conv_transpose(ctx: LoweringContext, node: gs.Node) -> None:
+    rank = len(node.inputs[0].shape) - 2
+    x, form = _input_2d(ctx, node.inputs[0])
+    weight = _weight_2d(ctx, node, "ConvTranspose")
+    ic, oc_per_group, kh, kw = weight.shape
+    groups = int(node.attrs.get("group", 1))
+    oc = int(oc_per_group) * groups
+    strides, dilations = _attrs_2d(node, rank)
+    kernel = (int(kh), int(kw))
+    out = node.outputs[0]
+    in_spatial, out_spatial = tuple(node.inputs[0].shape[2:]), tuple(int(d) for d in out.shape[2:])
+    pads, out_pad = _transpose_pads(ctx, node, in_spatial, kernel[-rank:], strides[-rank:], dilations[-rank:],
+                                    out_spatial)
+    if rank == 1:
+        pads, out_pad = [(0, 0)] + pads, [0] + out_pad
+    for (b, e), op_, s, d in zip(pads, out_pad, strides, dilations):
+        if op_ >= max(s, d):
+            raise ConversionError(f"node {ctx.source!r}: output_padding {op_} must be smaller than the stride "
+                                  f"or the dilation ({s}, {d})")
+    out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else out_spatial[0], out_spatial[-1], oc)
+    inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv_transpose2d"), host=True)]
+    bias = _bias(ctx, node, "ConvTranspose", oc)
+    if bias is not None:
+        inputs.append(bias)
+    y = ctx.op("conv_transpose2d", inputs, out_form.flat_shape, name=out.name, device=DEVICE,
+               in_channels=int(ic), out_channels=oc, batch_size=form.n, input_height=form.h, input_width=form.w,
+               kernel_size=kernel, stride=strides, padding=_padding(pads), output_padding=tuple(out_pad),
+               dilation=dilations, groups=groups)
+    _bind_output(ctx, out, y, out_form)
 
 
 @register("BatchNormalization", 9, ttnn=("multiply", "add"), note="inference; folded into a preceding Conv")

@@ -1,9 +1,10 @@
-"""MatMul, Gemm and the fused Linear (MatMul + bias Add) -> ttnn.matmul / ttnn.linear."""
+"""MatMul, Gemm, matmul-like Einsum and the fused Linear (MatMul + bias Add) -> ttnn.matmul / ttnn.linear."""
 from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
@@ -29,9 +30,8 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
         if len(b_shape) == 1:
             xb = ctx.op("reshape", [xb], (b_shape[0], 1), name=b.name + "_col", shape=(b_shape[0], 1))
             b_shape = (b_shape[0], 1)
-        rank = max(len(x.shape), len(b_shape))
-        x, xb = (_left_pad(ctx, t, rank) for t in (x, xb))
-        shape = tuple(np.broadcast_shapes(tuple(x.shape)[:-2], tuple(xb.shape)[:-2])) + (x.shape[-2], b_shape[-1])
+        x, xb = _batch_operands(ctx, x, xb)
+        shape = tuple(x.shape)[:-1] + (b_shape[-1],)
         y = ctx.op("matmul", [x, xb], shape, name=out.name)
         if bias is not None:
             y = ctx.op("add", [y, ctx.float_param(np.asarray(bias).reshape((1,) * (len(shape) - 1) + (-1,)),
@@ -40,6 +40,24 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     if tuple(y.shape) != out_shape:
         y = ctx.op("reshape", [y], out_shape, name=out.name + "_shaped", shape=out_shape)
     ctx.bind(out, y)
+
+
+def _batch_operands(ctx: LoweringContext, x: gs.Variable, xb: gs.Variable):
+    """Operands of equal rank whose batch dims ttnn.matmul accepts: real ttnn broadcasts only a b with all
+    batch dims 1 ("bmm (non-bcast matmul) expects ... batch dimension 0 mismatch: a=2 vs b=1"), so any other
+    batch broadcast is made explicit with ttnn.expand."""
+    rank = max(len(x.shape), len(xb.shape))
+    x, xb = (_left_pad(ctx, t, rank) for t in (x, xb))
+    batch = tuple(np.broadcast_shapes(tuple(x.shape)[:-2], tuple(xb.shape)[:-2]))
+    if tuple(x.shape)[:-2] != batch:
+        x = _expand(ctx, x, batch + tuple(x.shape)[-2:])
+    if tuple(xb.shape)[:-2] != batch and int(np.prod(xb.shape[:-2], dtype=np.int64)) != 1:
+        xb = _expand(ctx, xb, batch + tuple(xb.shape)[-2:])
+    return x, xb
+
+
+def _expand(ctx, x, shape):
+    return ctx.op("expand", [x], shape, name=x.name + "_expanded", output_shape=list(shape))
 
 
 def _left_pad(ctx, x, rank):
@@ -96,3 +114,99 @@ def gemm(ctx: LoweringContext, node: gs.Node) -> None:
             xc = ctx.op("multiply", [xc], xc.shape, name=c.name + "_beta", input_tensor_b=beta)
         y = ctx.op("add", [y, xc], out.shape, name=out.name)
     ctx.bind(out, y)
+
+
+# --- Einsum ------------------------------------------------------------------------------------------------
+
+def _einsum_terms(ctx: LoweringContext, node: gs.Node) -> tuple[list[str], str]:
+    """The operand subscripts and the output subscript, '...' expanded to letters (A, B, ...)."""
+    equation = node.attrs["equation"]
+    equation = (equation.decode() if isinstance(equation, bytes) else equation).replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(node.inputs):
+        raise ConversionError(f"node {ctx.source!r}: Einsum equation {equation!r} does not fit "
+                              f"{len(node.inputs)} inputs")
+    ellipsis_rank = 0
+    for term, t in zip(terms, node.inputs):
+        if "..." in term:
+            ellipsis_rank = max(ellipsis_rank, len(t.shape) - (len(term) - 3))
+    fill = "".join(chr(ord("A") + i) for i in range(ellipsis_rank))
+    expanded = []
+    for term, t in zip(terms, node.inputs):
+        if "..." in term:
+            own = len(t.shape) - (len(term) - 3)
+            term = term.replace("...", fill[ellipsis_rank - own:])
+        if len(term) != len(t.shape) or len(set(term)) != len(term):
+            raise ConversionError(f"node {ctx.source!r}: Einsum {equation!r}: repeated subscripts (diagonals) "
+                                  "or subscripts that do not match the input rank are not supported")
+        expanded.append(term)
+    if arrow:
+        out = rhs.replace("...", fill)
+    else:  # implicit output: the letters used once, in alphabetical order, after the ellipsis
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        out = fill + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in fill))
+    return expanded, out
+
+
+def _permute(ctx: LoweringContext, x: gs.Variable, term: str, order: str, name: str) -> gs.Variable:
+    if term == order:
+        return x
+    dims = [term.index(c) for c in order]
+    return ctx.op("permute", [x], [x.shape[d] for d in dims], name=name, dims=dims)
+
+
+def _sum_out(ctx: LoweringContext, x: gs.Variable, term: str, keep: set, name: str) -> tuple[gs.Variable, str]:
+    """Sum away the subscripts of `term` not in `keep` (ttnn.sum, keepdim, then drop them by reshape)."""
+    dims = [i for i, c in enumerate(term) if c not in keep]
+    if not dims:
+        return x, term
+    kept = [1 if i in dims else d for i, d in enumerate(x.shape)]
+    y = ctx.op("sum", [x], kept, name=name + "_sum", dim=dims[0] if len(dims) == 1 else dims, keepdim=True)
+    new_term = "".join(c for c in term if c in keep)
+    shape = [d for i, d in enumerate(x.shape) if i not in dims] or [1]
+    return _reshape_to(ctx, y, shape, name + "_summed"), new_term
+
+
+def _reshape_to(ctx, x, shape, name):
+    shape = [int(d) for d in shape]
+    return x if list(x.shape) == shape else ctx.op("reshape", [x], shape, name=name, shape=shape)
+
+
+@register("Einsum", 12, ttnn=("matmul", "permute", "sum"),
+          note="one or two operands without repeated subscripts: transposes, sums, (batched) matmuls")
+def einsum(ctx: LoweringContext, node: gs.Node) -> None:
+    terms, out_term = _einsum_terms(ctx, node)
+    out = node.outputs[0]
+    out_shape = [int(d) for d in out.shape] or [1]
+    if len(terms) == 1:
+        x, term = _sum_out(ctx, ctx.value(node.inputs[0]), terms[0], set(out_term), out.name)
+        y = _permute(ctx, x, term, out_term, out.name + "_perm")
+        ctx.bind(out, _reshape_to(ctx, y, out_shape, out.name))
+        return
+    if len(terms) != 2:
+        raise ConversionError(f"node {ctx.source!r}: Einsum with {len(terms)} operands is not supported")
+    (ta, tb), sizes = terms, {}
+    for term, t in zip(terms, node.inputs):
+        for c, d in zip(term, t.shape):
+            if sizes.setdefault(c, int(d)) != int(d):
+                raise ConversionError(f"node {ctx.source!r}: Einsum subscript {c!r} has sizes {sizes[c]} and "
+                                      f"{d} (broadcasting subscripts is not supported)")
+    a, ta = _sum_out(ctx, ctx.value(node.inputs[0]), ta, set(tb) | set(out_term), out.name + "_a")
+    b, tb = _sum_out(ctx, ctx.value(node.inputs[1]), tb, set(ta) | set(out_term), out.name + "_b")
+    batch = "".join(c for c in ta if c in tb and c in out_term)
+    contract = "".join(c for c in ta if c in tb and c not in out_term)
+    m = "".join(c for c in ta if c not in tb)
+    n = "".join(c for c in tb if c not in ta)
+    size = lambda letters: int(np.prod([sizes[c] for c in letters], dtype=np.int64))  # noqa: E731
+    a = _permute(ctx, a, ta, batch + m + contract, out.name + "_a_perm")
+    b = _permute(ctx, b, tb, batch + contract + n, out.name + "_b_perm")
+    lead = [size(batch)] if batch else []
+    a = _reshape_to(ctx, a, lead + [size(m), size(contract)], out.name + "_a_mat")
+    b = _reshape_to(ctx, b, lead + [size(contract), size(n)], out.name + "_b_mat")
+    y = ctx.op("matmul", [a, b], lead + [size(m), size(n)], name=out.name + "_mm")
+    natural = batch + m + n
+    y = _reshape_to(ctx, y, [sizes[c] for c in natural] or [1], out.name + "_unflat")
+    if natural != out_term:
+        y = _permute(ctx, y, natural, out_term, out.name + "_perm")
+    ctx.bind(out, _reshape_to(ctx, y, out_shape, out.name))

@@ -1,5 +1,15 @@
-"""Softmax and LayerNormalization -> ttnn.softmax / ttnn.layer_norm (TILE inputs)."""
+"""Softmax, LogSoftmax and the normalizations -> ttnn.softmax / ttnn.layer_norm / ttnn.rms_norm (TILE inputs).
+
+ttnn normalises over the last dim only, so a normalisation over the trailing axes `axis..rank-1` flattens
+them into one last dim first (a reshape), and GroupNormalization / InstanceNormalization normalise
+[N, G, C/G*spatial] with layer_norm, then apply the per-channel scale and bias.  Opsets before 13 coerce
+Softmax/LogSoftmax inputs to 2-D at `axis`; that is the same flattening.  LogSoftmax is composed as
+(x - max) - log(sum(exp(x - max))) so it does not underflow where softmax does.
+"""
 from __future__ import annotations
+
+import math
+from typing import Optional
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -9,41 +19,199 @@ from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 
+def _axis(ctx: LoweringContext, node: gs.Node, default: int) -> int:
+    rank = len(node.inputs[0].shape)
+    axis = int(node.attrs.get("axis", default))
+    if not -rank <= axis < rank:
+        raise ConversionError(f"node {ctx.source!r}: axis {axis} out of range for a rank-{rank} input")
+    return axis % rank
+
+
+def _reshape(ctx: LoweringContext, x: gs.Variable, shape, name: str) -> gs.Variable:
+    shape = tuple(int(d) for d in shape)
+    return x if tuple(x.shape) == shape else ctx.op("reshape", [x], shape, name=name, shape=shape)
+
+
+def _flatten_from(ctx: LoweringContext, x: gs.Variable, axis: int, name: str) -> gs.Variable:
+    """x as [d0, ..., d(axis-1), prod(d(axis):)] (at least 2-D), so ttnn can work on the last dim."""
+    shape = tuple(x.shape)
+    lead = shape[:axis] if axis else (1,)
+    return _reshape(ctx, x, lead + (int(np.prod(shape[axis:], dtype=np.int64)),), name)
+
+
+# --- softmax family --------------------------------------------------------------------------------------
+
+def _softmax(ctx: LoweringContext, x: gs.Variable, dim: int, name: str) -> gs.Variable:
+    return ctx.op("softmax", [x], x.shape, name=name, dim=-1 if dim == len(x.shape) - 1 else dim,
+                  numeric_stable=True)
+
+
+def _log_softmax(ctx: LoweringContext, x: gs.Variable, dim: int, name: str) -> gs.Variable:
+    kept = [1 if i == dim else d for i, d in enumerate(x.shape)]
+    m = ctx.op("max", [x], kept, name=name + "_max", dim=dim, keepdim=True)
+    shifted = ctx.op("subtract", [x, m], x.shape, name=name + "_shifted")
+    e = ctx.op("exp", [shifted], x.shape, name=name + "_exp")
+    total = ctx.op("sum", [e], kept, name=name + "_sum", dim=dim, keepdim=True)
+    logs = ctx.op("log", [total], kept, name=name + "_logsum")
+    return ctx.op("subtract", [shifted, logs], x.shape, name=name)
+
+
+def _along_axis(ctx: LoweringContext, node: gs.Node, fn, default_axis: int) -> None:
+    """Opset >= 13: `fn` along the one axis."""
+    x = ctx.value(node.inputs[0])
+    ctx.bind(node.outputs[0], fn(ctx, x, _axis(ctx, node, default_axis), node.outputs[0].name))
+
+
+def _coerced_2d(ctx: LoweringContext, node: gs.Node, fn) -> None:
+    """Opset < 13: the input is flattened to 2-D at `axis` (default 1) and `fn` runs on the last dim."""
+    x = ctx.value(node.inputs[0])
+    out = node.outputs[0]
+    axis = _axis(ctx, node, 1)
+    flat = _flatten_from(ctx, x, axis, out.name + "_2d")
+    y = fn(ctx, flat, len(flat.shape) - 1, out.name + ("_flat" if flat is not x else ""))
+    ctx.bind(out, _reshape(ctx, y, x.shape, out.name))
+
+
 @register("Softmax", 13, ttnn=("softmax",))
 def softmax(ctx: LoweringContext, node: gs.Node) -> None:
-    x = ctx.value(node.inputs[0])
-    rank = len(x.shape)
-    axis = int(node.attrs.get("axis", -1)) % rank
-    dim = -1 if axis == rank - 1 else axis
-    ctx.bind(node.outputs[0], ctx.op("softmax", [x], x.shape, name=node.outputs[0].name, dim=dim,
-                                     numeric_stable=True))
+    _along_axis(ctx, node, _softmax, -1)
 
 
-@register("Softmax", 1, ttnn=("softmax",), note="opsets < 13: only the last axis")
+@register("Softmax", 1, ttnn=("softmax",), note="opsets < 13: 2-D coercion at axis")
 def softmax_1(ctx: LoweringContext, node: gs.Node) -> None:
-    rank = len(node.inputs[0].shape)
-    if int(node.attrs.get("axis", 1)) % rank != rank - 1:
-        raise ConversionError(f"node {ctx.source!r}: Softmax before opset 13 is supported on the last axis only")
-    softmax(ctx, node)
+    _coerced_2d(ctx, node, _softmax)
 
 
-@register("LayerNormalization", 17, ttnn=("layer_norm",), note="normalised over the last axis")
-def layer_norm(ctx: LoweringContext, node: gs.Node) -> None:
+@register("LogSoftmax", 13, ttnn=("max", "subtract", "exp", "sum", "log"), note="composed")
+def log_softmax(ctx: LoweringContext, node: gs.Node) -> None:
+    _along_axis(ctx, node, _log_softmax, -1)
+
+
+@register("LogSoftmax", 1, ttnn=("max", "subtract", "exp", "sum", "log"), note="opsets < 13: 2-D coercion")
+def log_softmax_1(ctx: LoweringContext, node: gs.Node) -> None:
+    _coerced_2d(ctx, node, _log_softmax)
+
+
+# --- layer / rms normalisation ----------------------------------------------------------------------------
+
+def _affine_param(ctx: LoweringContext, tensor: gs.Tensor, norm_shape, width: int, what: str) -> gs.Variable:
+    """A scale/bias broadcast to the normalised dims, as the [1, width] vector ttnn's norms take."""
+    value = ctx.constant(tensor)
+    if value is not None:
+        flat = np.broadcast_to(value, tuple(norm_shape)).reshape(1, width)
+        return ctx.float_param(flat, tensor.name, key=(tensor.name, "norm", width))
+    if int(np.prod(tensor.shape, dtype=np.int64)) != width:
+        raise ConversionError(f"node {ctx.source!r}: a runtime {what} must hold one value per normalised "
+                              f"element ({width}), got shape {tuple(tensor.shape)}")
+    return _reshape(ctx, ctx.value(tensor), (1, width), tensor.name + "_row")
+
+
+def _last_dim_norm(ctx: LoweringContext, node: gs.Node, ttnn_op: str, axis: int, bias: Optional[gs.Tensor]):
+    """ttnn.layer_norm / rms_norm over the dims axis.. (flattened); returns (flattened input, result)."""
     x = ctx.value(node.inputs[0])
-    rank = len(x.shape)
-    if int(node.attrs.get("axis", -1)) % rank != rank - 1:
-        raise ConversionError(f"node {ctx.source!r}: LayerNormalization over more than the last axis "
-                              "is not supported")
-    if len(node.outputs) > 1 and any(o.outputs for o in node.outputs[1:]):
-        raise ConversionError(f"node {ctx.source!r}: LayerNormalization mean/inv_std outputs are not supported")
-    width = x.shape[-1]
-    attrs = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
-    inputs = [x]
-    scale = ctx.require_constant(node.inputs[1], "LayerNormalization scale")
-    inputs.append(ctx.float_param(np.broadcast_to(scale, (width,)).reshape(1, width), node.inputs[1].name,
-                                  key=(node.inputs[1].name, "ln")))
-    if len(node.inputs) > 2 and node.inputs[2].name:
-        bias = ctx.require_constant(node.inputs[2], "LayerNormalization bias")
-        inputs.append(ctx.float_param(np.broadcast_to(bias, (width,)).reshape(1, width), node.inputs[2].name,
-                                      key=(node.inputs[2].name, "ln")))
-    ctx.bind(node.outputs[0], ctx.op("layer_norm", inputs, x.shape, name=node.outputs[0].name, **attrs))
+    out = node.outputs[0]
+    shape = tuple(x.shape)
+    flat = _flatten_from(ctx, x, axis, out.name + "_flat_in")
+    width = flat.shape[-1]
+    kwargs = {"weight": _affine_param(ctx, node.inputs[1], shape[axis:], width, "scale")}
+    if bias is not None:
+        kwargs["bias"] = _affine_param(ctx, bias, shape[axis:], width, "bias")
+    inputs = [flat] + list(kwargs.values())
+    y = ctx.op(ttnn_op, inputs, flat.shape, name=out.name + ("_flat" if flat is not x else ""),
+               epsilon=float(node.attrs.get("epsilon", 1e-5)))
+    ctx.bind(out, _reshape(ctx, y, shape, out.name))
+    return flat
+
+
+def _optional(node: gs.Node, index: int) -> Optional[gs.Tensor]:
+    if len(node.inputs) > index and node.inputs[index].name:
+        return node.inputs[index]
+    return None
+
+
+def _wanted(node: gs.Node, index: int) -> bool:
+    return len(node.outputs) > index and bool(node.outputs[index].name)
+
+
+@register("LayerNormalization", 17, ttnn=("layer_norm",),
+          note="over the trailing axes from `axis` (flattened); Mean/InvStdDev outputs composed")
+def layer_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    axis = _axis(ctx, node, -1)
+    flat = _last_dim_norm(ctx, node, "layer_norm", axis, _optional(node, 2))
+    if _wanted(node, 1) or _wanted(node, 2):
+        _mean_inv_std(ctx, node, flat, axis)
+
+
+def _mean_inv_std(ctx: LoweringContext, node: gs.Node, flat: gs.Variable, axis: int) -> None:
+    """The Mean and InvStdDev outputs: mean and 1/sqrt(var + epsilon) over the normalised dims."""
+    kept = tuple(flat.shape[:-1]) + (1,)
+    name = node.outputs[0].name
+    mean = ctx.op("mean", [flat], kept, name=name + "_mean", dim=len(kept) - 1, keepdim=True)
+    centred = ctx.op("subtract", [flat, mean], flat.shape, name=name + "_centred")
+    sq = ctx.op("multiply", [centred, centred], flat.shape, name=name + "_sq")
+    var = ctx.op("mean", [sq], kept, name=name + "_var", dim=len(kept) - 1, keepdim=True)
+    var_eps = ctx.op("add", [var], kept, name=name + "_var_eps",
+                     input_tensor_b=float(node.attrs.get("epsilon", 1e-5)))
+    inv = ctx.op("rsqrt", [var_eps], kept, name=name + "_inv_std")
+    for index, value in ((1, mean), (2, inv)):
+        if _wanted(node, index):
+            out = node.outputs[index]
+            ctx.bind(out, _reshape(ctx, value, out.shape, out.name))
+
+
+@register("RMSNormalization", 23, ttnn=("rms_norm",), note="over the trailing axes from `axis` (flattened)")
+def rms_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    _last_dim_norm(ctx, node, "rms_norm", _axis(ctx, node, -1), None)
+
+
+# --- group / instance normalisation -----------------------------------------------------------------------
+
+def _channel_param(ctx: LoweringContext, tensor: gs.Tensor, channels: int, rank: int, repeat: int,
+                   what: str) -> gs.Variable:
+    """A per-channel (or per-group, repeated) scale/bias shaped [1, C, 1, ...] for broadcasting."""
+    shape = (1, channels) + (1,) * (rank - 2)
+    value = ctx.constant(tensor)
+    if value is not None:
+        value = np.repeat(np.asarray(value, dtype=np.float32).reshape(-1), repeat)
+        if value.size != channels:
+            raise ConversionError(f"node {ctx.source!r}: {what} of shape {tuple(tensor.shape)} does not fit "
+                                  f"{channels} channels")
+        return ctx.float_param(value.reshape(shape), tensor.name, key=(tensor.name, "channel", rank))
+    if repeat != 1:
+        raise ConversionError(f"node {ctx.source!r}: a per-group {what} must be a constant")
+    return _reshape(ctx, ctx.value(tensor), shape, tensor.name + "_channel")
+
+
+def _group_norm(ctx: LoweringContext, node: gs.Node, groups: int, per_group_affine: bool) -> None:
+    x = ctx.value(node.inputs[0])
+    out = node.outputs[0]
+    shape = tuple(x.shape)
+    if len(shape) < 3:
+        raise ConversionError(f"node {ctx.source!r}: {node.op} needs an [N, C, ...] input, got {shape}")
+    n, c = shape[0], shape[1]
+    if groups < 1 or c % groups:
+        raise ConversionError(f"node {ctx.source!r}: num_groups={groups} must divide the {c} channels")
+    grouped = _reshape(ctx, x, (n, groups, math.prod(shape[1:]) // groups), out.name + "_grouped")
+    normed = ctx.op("layer_norm", [grouped], grouped.shape, name=out.name + "_normed",
+                    epsilon=float(node.attrs.get("epsilon", 1e-5)))
+    y = _reshape(ctx, normed, shape, out.name + "_ungrouped")
+    repeat = c // groups if per_group_affine else 1
+    scale = _channel_param(ctx, node.inputs[1], c, len(shape), repeat, "scale")
+    bias = _channel_param(ctx, node.inputs[2], c, len(shape), repeat, "bias")
+    y = ctx.op("multiply", [y, scale], shape, name=out.name + "_scaled")
+    ctx.bind(out, ctx.op("add", [y, bias], shape, name=out.name))
+
+
+@register("GroupNormalization", 21, ttnn=("layer_norm", "multiply", "add"), note="per-channel scale/bias")
+def group_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    _group_norm(ctx, node, int(node.attrs["num_groups"]), per_group_affine=False)
+
+
+@register("GroupNormalization", 18, ttnn=("layer_norm", "multiply", "add"), note="opset 18: per-group scale/bias")
+def group_norm_18(ctx: LoweringContext, node: gs.Node) -> None:
+    _group_norm(ctx, node, int(node.attrs["num_groups"]), per_group_affine=True)
+
+
+@register("InstanceNormalization", 6, ttnn=("layer_norm", "multiply", "add"))
+def instance_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    _group_norm(ctx, node, int(node.inputs[0].shape[1]), per_group_affine=False)

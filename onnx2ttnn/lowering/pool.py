@@ -1,53 +1,256 @@
-"""MaxPool, AveragePool and GlobalAveragePool -> ttnn pooling ops on flattened NHWC tensors."""
+"""MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+
+Two lowerings of the windowed pools:
+* native: ttnn.max_pool2d / avg_pool2d on flattened NHWC tensors.  Real ttnn takes BFLOAT16 input only
+  ("Only BFLOAT16 supported for now") and returns bfloat16, 2-D windows only, no dilation for avg_pool2d;
+  used when the compute dtype is bf16.
+* windows: the pool as max/add over one strided ttnn.slice per kernel offset of the padded NCHW tensor
+  (padding by concat with -inf / 0 blocks), then a constant divisor for AveragePool.  Exact in float32
+  and general: 1-D/3-D, dilations, ceil_mode, count_include_pad, asymmetric pads, the Indices output.
+  Used for float32 programs (where a bf16 pool would lose precision) and whatever the native ops lack.
+The compute dtype comes from `ctx.dtype` ("bf16" / "fp32") when the lowering context provides it; without
+it the exact window lowering is used.
+GlobalAveragePool / GlobalMaxPool are ttnn.mean / ttnn.max over the spatial dims (exact in both dtypes; real
+global_avg_pool2d always returns bfloat16).
+"""
 from __future__ import annotations
 
+import itertools
+import math
+
+import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
-from onnx2ttnn.lowering.conv import window_attrs
 from onnx2ttnn.lowering.registry import register
 
 
-def _pool(ctx: LoweringContext, node: gs.Node, ttnn_op: str, **extra) -> None:
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def window_pads(ctx: LoweringContext, node: gs.Node, in_shape, kernel, strides, dilations) -> list[tuple[int, int]]:
+    """(begin, end) padding per spatial dim from `pads` or `auto_pad`."""
+    rank = len(kernel)
+    auto_pad = _text(node.attrs.get("auto_pad", "NOTSET"))
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pads = []
+        for size, k, s, d in zip(in_shape, kernel, strides, dilations):
+            total = max(0, (-(-size // s) - 1) * s + (k - 1) * d + 1 - size)
+            small, big = total // 2, total - total // 2
+            pads.append((big, small) if auto_pad == "SAME_LOWER" else (small, big))
+        return pads
+    if auto_pad == "VALID":
+        return [(0, 0)] * rank
+    if auto_pad != "NOTSET":
+        raise ConversionError(f"node {ctx.source!r}: auto_pad {auto_pad!r} is not supported")
+    p = [int(v) for v in node.attrs.get("pads", [0] * (2 * rank))]
+    return list(zip(p[:rank], p[rank:]))
+
+
+def _geometry(ctx: LoweringContext, node: gs.Node):
+    """kernel, strides, dilations, pads and output spatial shape of a pool node."""
+    kernel = tuple(int(k) for k in node.attrs["kernel_shape"])
+    rank = len(kernel)
+    in_shape = tuple(node.inputs[0].shape)
+    if len(in_shape) != rank + 2:
+        raise ConversionError(f"node {ctx.source!r}: kernel_shape {kernel} does not fit input shape {in_shape}")
+    strides = tuple(int(s) for s in node.attrs.get("strides", [1] * rank))
+    dilations = tuple(int(d) for d in node.attrs.get("dilations", [1] * rank))
+    pads = window_pads(ctx, node, in_shape[2:], kernel, strides, dilations)
+    return kernel, strides, dilations, pads, tuple(int(d) for d in node.outputs[0].shape[2:])
+
+
+def _wants_indices(node: gs.Node) -> bool:
+    return len(node.outputs) > 1 and bool(node.outputs[1].name)
+
+
+def _native_ok(ctx: LoweringContext, node: gs.Node, kind: str) -> bool:
+    """Whether ttnn.max_pool2d / avg_pool2d can compute this node (bf16 programs only)."""
+    if getattr(ctx, "dtype", None) != "bf16":
+        return False
+    kernel, _, dilations, _, _ = _geometry(ctx, node)
+    if len(kernel) != 2 or (kind == "max" and _wants_indices(node)):
+        return False
+    return kind == "max" or dilations == (1, 1)
+
+
+def _native_pool(ctx: LoweringContext, node: gs.Node, ttnn_op: str, **extra) -> None:
     x, form = ctx.value_nhwc(node.inputs[0])
-    kernel = tuple(node.attrs["kernel_shape"])
-    if len(kernel) != 2:
-        raise ConversionError(f"node {ctx.source!r}: only 2-D pooling is supported")
-    strides, dilations, padding = window_attrs(node, (form.h, form.w), kernel)
-    if len(padding) == 4:
-        raise ConversionError(f"node {ctx.source!r}: asymmetric pooling pads {padding} are not supported")
+    kernel, strides, dilations, pads, _ = _geometry(ctx, node)
+    (top, bottom), (left, right) = pads
+    padding = [top, left] if (top, left) == (bottom, right) else [top, bottom, left, right]
     out = node.outputs[0]
     n, c, oh, ow = out.shape
     out_form = NHWC(n, oh, ow, c)
     attrs = dict(batch_size=form.n, input_h=form.h, input_w=form.w, channels=form.c, kernel_size=list(kernel),
-                 stride=list(strides), padding=list(padding), ceil_mode=bool(node.attrs.get("ceil_mode", 0)))
+                 stride=list(strides), padding=padding, ceil_mode=bool(node.attrs.get("ceil_mode", 0)))
     if ttnn_op == "max_pool2d":
         attrs["dilation"] = list(dilations)
-    elif dilations != (1, 1):
-        raise ConversionError(f"node {ctx.source!r}: dilated AveragePool is not supported")
-    y = ctx.op(ttnn_op, [x], out_form.flat_shape, name=out.name, **attrs, **extra)
-    ctx.bind(out, y, out_form)
+    ctx.bind(out, ctx.op(ttnn_op, [x], out_form.flat_shape, name=out.name, **attrs, **extra), out_form)
 
 
-@register("MaxPool", 1, ttnn=("max_pool2d",))
+# --- the exact window lowering ------------------------------------------------------------------------------
+
+def _pad_axis(ctx: LoweringContext, x: gs.Variable, axis: int, before: int, after: int, value: float,
+              name: str) -> gs.Variable:
+    """x padded along `axis` with constant blocks (concat; front padding of TILE tensors is refused by pad)."""
+    if before == 0 and after == 0:
+        return x
+    parts = []
+    for size, where in ((before, "before"), (after, "after")):
+        if size:
+            shape = list(x.shape)
+            shape[axis] = size
+            parts.append((where, ctx.float_param(np.full(shape, value, np.float32), f"{name}_{where}",
+                                                 key=(name, where, tuple(shape), value))))
+    pieces = [p for w, p in parts if w == "before"] + [x] + [p for w, p in parts if w == "after"]
+    shape = list(x.shape)
+    shape[axis] += before + after
+    return ctx.op("concat", pieces, shape, name=name, dim=axis)
+
+
+def _windows(ctx: LoweringContext, node: gs.Node, fill: float):
+    """(padded input, list of (offset, window slice)); the extra end padding ceil_mode needs is included."""
+    kernel, strides, dilations, pads, out_spatial = _geometry(ctx, node)
+    x = ctx.value(node.inputs[0])
+    name = node.outputs[0].name
+    shape = tuple(x.shape)
+    for i, (size, (b, e), k, s, d, o) in enumerate(zip(shape[2:], pads, kernel, strides, dilations, out_spatial)):
+        need = (o - 1) * s + (k - 1) * d + 1
+        e_total = max(e, need - size - b)
+        x = _pad_axis(ctx, x, 2 + i, b, e_total, fill, f"{name}_pad{i}")
+    out_shape = shape[:2] + out_spatial
+    slices = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        start = [0, 0] + [o * d for o, d in zip(offset, dilations)]
+        end = list(shape[:2]) + [st + (o - 1) * s + 1 for st, o, s in zip(start[2:], out_spatial, strides)]
+        step = [1, 1] + list(strides)
+        tag = "_".join(map(str, offset))
+        slices.append((offset, ctx.op("slice", [x], out_shape, name=f"{name}_win{tag}", slice_start=start,
+                                      slice_end=end, slice_step=step)))
+    return out_shape, slices
+
+
+def _window_max(ctx: LoweringContext, node: gs.Node) -> None:
+    out = node.outputs[0]
+    out_shape, slices = _windows(ctx, node, -math.inf)
+    acc = slices[0][1]
+    index = _window_index(ctx, node, slices[0][0], out_shape) if _wants_indices(node) else None
+    for i, (offset, window) in enumerate(slices[1:], 1):
+        last = i == len(slices) - 1
+        if index is not None:
+            better = ctx.op("gt", [window, acc], out_shape, name=f"{out.name}_better{i}")
+            index = ctx.op("where", [better, _window_index(ctx, node, offset, out_shape), index], out_shape,
+                           name=f"{out.name}_argmax{i}")
+        acc = ctx.op("maximum", [acc, window], out_shape, name=out.name if last else f"{out.name}_max{i}")
+    ctx.bind(out, acc)
+    if index is not None:
+        _bind_indices(ctx, node, index, out_shape)
+
+
+def _window_index(ctx: LoweringContext, node: gs.Node, offset, out_shape) -> gs.Variable:
+    """For one kernel offset, the flat input index (ONNX MaxPool Indices, storage_order) of each window."""
+    kernel, strides, dilations, pads, out_spatial = _geometry(ctx, node)
+    in_spatial = tuple(node.inputs[0].shape[2:])
+    coords = np.meshgrid(*(np.arange(o) * s + k * d - b for o, s, k, d, (b, _) in
+                           zip(out_spatial, strides, offset, dilations, pads)), indexing="ij")
+    dims = in_spatial if not node.attrs.get("storage_order", 0) else tuple(reversed(in_spatial))
+    order = coords if not node.attrs.get("storage_order", 0) else list(reversed(coords))
+    flat = np.zeros(out_spatial, np.int64)
+    for coord, size in zip(order, dims):
+        flat = flat * size + np.clip(coord, 0, size - 1)
+    value = np.broadcast_to(flat.astype(np.float32), out_shape)
+    tag = "_".join(map(str, offset))
+    return ctx.float_param(value, f"{node.outputs[1].name}_pos{tag}", key=(node.outputs[1].name, offset))
+
+
+def _bind_indices(ctx: LoweringContext, node: gs.Node, index: gs.Variable, out_shape) -> None:
+    n, c = out_shape[:2]
+    plane = int(np.prod(node.inputs[0].shape[2:], dtype=np.int64))
+    base = (np.arange(n * c, dtype=np.float32) * plane).reshape((n, c) + (1,) * (len(out_shape) - 2))
+    out = node.outputs[1]
+    bias = ctx.float_param(base, out.name + "_base", key=(out.name, "base"))
+    ctx.bind(out, ctx.op("add", [index, bias], out_shape, name=out.name))
+
+
+def _window_average(ctx: LoweringContext, node: gs.Node) -> None:
+    out = node.outputs[0]
+    out_shape, slices = _windows(ctx, node, 0.0)
+    acc = slices[0][1]
+    for i, (_, window) in enumerate(slices[1:], 1):
+        acc = ctx.op("add", [acc, window], out_shape, name=f"{out.name}_sum{i}")
+    counts = _window_counts(ctx, node)
+    if np.all(counts == counts.flat[0]):
+        y = ctx.op("multiply", [acc], out_shape, name=out.name, input_tensor_b=float(1.0 / counts.flat[0]))
+    else:
+        inv = (1.0 / counts).astype(np.float32).reshape((1, 1) + counts.shape)
+        y = ctx.op("multiply", [acc, ctx.float_param(inv, out.name + "_inv_count", key=(out.name, "count"))],
+                   out_shape, name=out.name)
+    ctx.bind(out, y)
+
+
+def _window_counts(ctx: LoweringContext, node: gs.Node) -> np.ndarray:
+    """How many elements each output window averages: input elements, plus the explicit pads when
+    count_include_pad (never the extra end padding of ceil_mode)."""
+    kernel, strides, dilations, pads, out_spatial = _geometry(ctx, node)
+    include = bool(node.attrs.get("count_include_pad", 0))
+    per_dim = []
+    for size, (b, e), k, s, d, o in zip(node.inputs[0].shape[2:], pads, kernel, strides, dilations, out_spatial):
+        taps = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d  # padded coordinates
+        lo, hi = (0, size + b + e) if include else (b, b + size)
+        per_dim.append(((taps >= lo) & (taps < hi)).sum(axis=1))
+    counts = per_dim[0].astype(np.float64)
+    for c in per_dim[1:]:
+        counts = np.multiply.outer(counts, c)
+    return counts
+
+
+# --- rules ---------------------------------------------------------------------------------------------------
+
+@register("MaxPool", 1, ttnn=("max_pool2d", "slice", "maximum"),
+          note="bf16: ttnn.max_pool2d; fp32/3-D/indices: slices + maximum")
 def max_pool(ctx: LoweringContext, node: gs.Node) -> None:
-    if len(node.outputs) > 1 and node.outputs[1].name and node.outputs[1].outputs:
-        raise ConversionError(f"node {ctx.source!r}: MaxPool indices output is not supported")
-    _pool(ctx, node, "max_pool2d")
+    if _native_ok(ctx, node, "max"):
+        _native_pool(ctx, node, "max_pool2d")
+    else:
+        _window_max(ctx, node)
 
 
-@register("AveragePool", 1, ttnn=("avg_pool2d",))
+@register("AveragePool", 1, ttnn=("avg_pool2d", "slice", "add", "multiply"),
+          note="bf16: ttnn.avg_pool2d; fp32/dilations/1-D/3-D: slices + add")
 def average_pool(ctx: LoweringContext, node: gs.Node) -> None:
-    _pool(ctx, node, "avg_pool2d", count_include_pad=bool(node.attrs.get("count_include_pad", 0)))
+    if _native_ok(ctx, node, "avg"):
+        _native_pool(ctx, node, "avg_pool2d", count_include_pad=bool(node.attrs.get("count_include_pad", 0)))
+    else:
+        _window_average(ctx, node)
 
 
-@register("GlobalAveragePool", 1, ttnn=("global_avg_pool2d",))
+def _global(ctx: LoweringContext, node: gs.Node, ttnn_op: str) -> None:
+    out = node.outputs[0]
+    x, form = ctx.value_with_form(node.inputs[0])
+    if form is not None:  # [1, 1, N*H*W, C] -> [N, H*W, C], reduce the middle dim, back to [1, 1, N, C]
+        grouped = (form.n, form.h * form.w, form.c)
+        g = ctx.op("reshape", [x], grouped, name=out.name + "_grouped", shape=grouped)
+        r = ctx.op(ttnn_op, [g], (form.n, 1, form.c), name=out.name + "_pooled", dim=1, keepdim=True)
+        out_form = NHWC(form.n, 1, 1, form.c)
+        ctx.bind(out, ctx.op("reshape", [r], out_form.flat_shape, name=out.name, shape=out_form.flat_shape),
+                 out_form)
+        return
+    rank = len(x.shape)
+    if rank < 3:
+        raise ConversionError(f"node {ctx.source!r}: {node.op} needs an [N, C, ...] input")
+    dims = list(range(2, rank))
+    ctx.bind(out, ctx.op(ttnn_op, [x], out.shape, name=out.name, dim=dims[0] if len(dims) == 1 else dims,
+                         keepdim=True))
+
+
+@register("GlobalAveragePool", 1, ttnn=("mean",))
 def global_average_pool(ctx: LoweringContext, node: gs.Node) -> None:
-    x, form = ctx.value_nhwc(node.inputs[0])
-    nhwc = (form.n, form.h, form.w, form.c)
-    x4 = ctx.op("reshape", [x], nhwc, name=node.inputs[0].name + "_nhwc4", shape=nhwc)
-    pooled = ctx.op("global_avg_pool2d", [x4], (form.n, 1, 1, form.c), name=node.outputs[0].name + "_pooled")
-    out_form = NHWC(form.n, 1, 1, form.c)
-    y = ctx.op("reshape", [pooled], out_form.flat_shape, name=node.outputs[0].name, shape=out_form.flat_shape)
-    ctx.bind(node.outputs[0], y, out_form)
+    _global(ctx, node, "mean")
+
+
+@register("GlobalMaxPool", 1, ttnn=("max",))
+def global_max_pool(ctx: LoweringContext, node: gs.Node) -> None:
+    _global(ctx, node, "max")

@@ -32,6 +32,9 @@ from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device
                        to_torch, typecast)
 from .ops_matmul import linear, matmul
 from .ops_norm import argmax, layer_norm, max, mean, min, rms_norm, softmax, sum
+# NN op families block
+from .ops_conv_pool import conv_transpose2d
+from .ops_norm import cumsum, prod, topk
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

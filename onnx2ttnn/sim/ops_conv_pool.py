@@ -1,10 +1,12 @@
-"""CNN ops on NHWC tensors: conv2d (with weight preparation), max_pool2d, avg_pool2d, global_avg_pool2d.
+"""CNN ops on NHWC tensors: conv2d (with weight preparation), conv_transpose2d, max_pool2d, avg_pool2d,
+global_avg_pool2d.
 
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
 (TILE, DRAM interleaved unless memory_config says otherwise).  Host OIHW weights are "prepared" into a
 device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; passing
-those back on later calls works, as on the real library.  Pools return [1, 1, N*OH*OW, C]; with no
-memory_config max/avg_pool2d pick ROW_MAJOR L1 height-sharded outputs like the real ops do.
+those back on later calls works, as on the real library.  max/avg_pool2d take BFLOAT16 input only (the
+real error for float32) and return [1, 1, N*OH*OW, C]; with no memory_config they pick ROW_MAJOR L1
+height-sharded outputs like the real ops do.  global_avg_pool2d always returns BFLOAT16.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import torch.nn.functional as F
 
 from ._activation import UnaryWithParam, apply_activation, parse_activation
 from ._common import device_result, output_config, require_dtype, tensor_arg, values
+from ._rounding import to_storage
 from ._memconfig import DRAM_MEMORY_CONFIG, CoreCoord, CoreRange, CoreRangeSet, MemoryConfig, ShardSpec
 from ._tensor import Tensor
 from ._types import BufferType, DataType, Layout, ShardOrientation, TensorMemoryLayout, tile_pad
@@ -137,7 +140,7 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
         raise RuntimeError(f"TT_FATAL: {op}: groups={groups} must divide in_channels={in_channels} and "
                            f"out_channels={out_channels}")
     x = _nchw(op, input_tensor, batch_size, input_height, input_width, in_channels)
-    wdtype = config.weights_dtype or DataType.BFLOAT16
+    wdtype = config.weights_dtype or weight_tensor._dtype  # real: a float32 host weight is prepared as FLOAT32
     weight, prepared_w = _prepared_weight(op, weight_tensor, device, out_channels, in_channels // groups, kh, kw,
                                           wdtype)
     bias, prepared_b = _prepared_bias(op, bias_tensor, device, out_channels, wdtype)
@@ -182,7 +185,9 @@ def _pool_output_config(op: str, memory_config, device, rows: int, channels: int
 def _pool_impl(op, kind, input_tensor, batch_size, input_h, input_w, channels, kernel_size, stride, padding,
                dilation, ceil_mode, count_include_pad, divisor_override, memory_config, dtype, output_layout):
     tensor_arg(op, "input_tensor", input_tensor)
-    require_dtype(op, "input_tensor", input_tensor, _FLOAT)
+    if input_tensor._dtype is not DataType.BFLOAT16:  # real: "Only BFLOAT16 supported for now"
+        raise RuntimeError(f"TT_FATAL: {op}: Only BFLOAT16 supported for now (input is "
+                           f"DataType::{input_tensor._dtype.name})")
     kh, kw = _pair(op, "kernel_size", kernel_size)
     sh, sw = _pair(op, "stride", stride)
     dh, dw = _pair(op, "dilation", dilation)
@@ -238,7 +243,7 @@ def avg_pool2d(input_tensor: Tensor, batch_size: int, input_h: int, input_w: int
 
 
 def global_avg_pool2d(input_tensor, *, memory_config=None, dtype=None) -> Tensor:
-    """Mean over H and W of [N, H, W, C] (or [H, W, C], [H, W]) -> [N, 1, 1, C] TILE."""
+    """Mean over H and W of [N, H, W, C] (or [H, W, C], [H, W]) -> [N, 1, 1, C] TILE bfloat16."""
     op = "ttnn.global_avg_pool2d"
     tensor_arg(op, "input_tensor", input_tensor)
     require_dtype(op, "input_tensor", input_tensor, _FLOAT)
@@ -251,4 +256,57 @@ def global_avg_pool2d(input_tensor, *, memory_config=None, dtype=None) -> Tensor
         raise RuntimeError(f"TT_FATAL: {op}: expected a rank 2-4 NHWC tensor, got {list(x.shape)}")
     out = x.mean(dim=(1, 2), keepdim=True)
     mc = output_config(op, memory_config, input_tensor, out.shape, Layout.TILE)
-    return device_result(op, out, dtype or input_tensor._dtype, Layout.TILE, input_tensor._device, mc)
+    # real: dtype=ttnn.float32 is accepted but the output stays BFLOAT16 (docs/ttnn-facts.md section 5)
+    return device_result(op, out, DataType.BFLOAT16, Layout.TILE, input_tensor._device, mc)
+
+
+def conv_transpose2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: int, out_channels: int,
+                     batch_size: int, input_height: int, input_width: int, kernel_size, stride=(1, 1),
+                     padding=(0, 0), output_padding=(0, 0), dilation=(1, 1), groups: int = 1, dtype=None,
+                     bias_tensor=None, conv_config=None, compute_config=None, memory_config=None,
+                     dram_slice_config=None, mirror_kernel: bool = False, return_output_dim: bool = False,
+                     return_weights_and_bias: bool = False):
+    """2-D transposed convolution of an NHWC input with host weights [IC, OC/groups, KH, KW] (API docs):
+    H_out = (H - 1) * stride - (top + bottom) + dilation * (k - 1) + output_padding + 1.  Returns
+    [1, 1, N*OH*OW, OC] TILE in DRAM (like conv2d from a DRAM input)."""
+    op = "ttnn.conv_transpose2d"
+    tensor_arg(op, "input_tensor", input_tensor, on_device=False)
+    tensor_arg(op, "weight_tensor", weight_tensor, on_device=False)
+    require_dtype(op, "input_tensor", input_tensor, _FLOAT)
+    if device is None or not getattr(device, "is_open", False):
+        raise RuntimeError(f"TT_FATAL: {op}: an open device is required")
+    if weight_tensor._device is not None or (bias_tensor is not None and bias_tensor._device is not None):
+        raise NotImplementedError(f"{op}: the simulator models host (unprepared) weights and bias only")
+    if return_weights_and_bias:
+        raise NotImplementedError(f"{op}: the simulator does not model returning prepared weights")
+    config = conv_config or Conv2dConfig()
+    kh, kw = _pair(op, "kernel_size", kernel_size)
+    sh, sw = _pair(op, "stride", stride)
+    dh, dw = _pair(op, "dilation", dilation)
+    oph, opw = _pair(op, "output_padding", output_padding)
+    top, bottom, left, right = _padding(op, padding)
+    if groups < 1 or in_channels % groups or out_channels % groups:
+        raise RuntimeError(f"TT_FATAL: {op}: groups={groups} must divide in_channels={in_channels} and "
+                           f"out_channels={out_channels}")
+    expect = [in_channels, out_channels // groups, kh, kw]
+    if list(weight_tensor._data.shape) != expect:
+        raise RuntimeError(f"TT_FATAL: {op}: weight_tensor shape {list(weight_tensor._data.shape)} must be "
+                           f"[in_channels, out_channels/groups, kH, kW] = {expect}")
+    wdtype = config.weights_dtype or weight_tensor._dtype
+    weight = to_storage(values(weight_tensor), wdtype).float()
+    x = _nchw(op, input_tensor, batch_size, input_height, input_width, in_channels)
+    full = F.conv_transpose2d(x, weight, None, (sh, sw), 0, 0, groups, (dh, dw))
+    full = F.pad(full, (0, opw, 0, oph))  # output padding adds rows/columns at the end
+    out = full[:, :, top:full.shape[2] - bottom, left:full.shape[3] - right]
+    if bias_tensor is not None:
+        if bias_tensor._data.numel() != out_channels:
+            raise RuntimeError(f"TT_FATAL: {op}: bias_tensor of shape {list(bias_tensor._data.shape)} must hold "
+                               f"{out_channels} values")
+        out = out + to_storage(values(bias_tensor), wdtype).float().reshape(1, out_channels, 1, 1)
+    out = apply_activation(out, parse_activation(op, config.activation, allow_string=False))
+    oh, ow = out.shape[2], out.shape[3]
+    layout = config.output_layout or Layout.TILE
+    mc = output_config(op, memory_config, None, (1, 1, batch_size * oh * ow, out_channels), layout,
+                       default=DRAM_MEMORY_CONFIG)
+    result = device_result(op, _flat_nhwc(out.contiguous()), dtype or input_tensor._dtype, layout, device, mc)
+    return (result, (oh, ow)) if return_output_dim else result

@@ -5,10 +5,13 @@ activation, then one rounding to the output dtype.  When both operands are store
 bfloat8_b) and the CPU has native bf16 matrix units, torch's bf16 GEMM is used: it multiplies the same
 operands exactly and accumulates in float32, so results agree with the float32 path to within the last
 bit of a bf16 result (summation order).  Default output placement: DRAM interleaved.
+Batch broadcasting: only a b whose batch dims are all 1 (e.g. [K, N]) is broadcast over a's batch; other
+batch mismatches ([2,3,M,K] @ [1,3,K,N]) are refused like the real "bmm (non-bcast matmul)" check.
 """
 from __future__ import annotations
 
 import functools
+import math
 
 import torch
 
@@ -46,11 +49,14 @@ def _operands(op: str, a: Tensor, b: Tensor, transpose_a: bool, transpose_b: boo
     if k_a != k_b:
         raise RuntimeError(f"TT_FATAL: {op}: The width of the first tensor must be equal to the height of the "
                            f"second tensor. Mismatch: width={k_a} height={k_b}")
-    try:
-        torch.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
-    except RuntimeError:
-        raise RuntimeError(f"TT_FATAL: {op}: batch dimensions of {list(x.shape)} and {list(y.shape)} are not "
-                           "compatible") from None
+    batch_a, batch_b = tuple(x.shape[:-2]), tuple(y.shape[:-2]) if y.dim() >= 2 else ()
+    rank = max(len(batch_a), len(batch_b))
+    batch_a, batch_b = (1,) * (rank - len(batch_a)) + batch_a, (1,) * (rank - len(batch_b)) + batch_b
+    if math.prod(batch_b) != 1 and batch_a != batch_b:  # only a [K, N]-like b is broadcast over a's batch
+        dim = next(i for i, (p, q) in enumerate(zip(batch_a, batch_b)) if p != q)
+        raise RuntimeError(f"TT_FATAL: {op}: bmm (non-bcast matmul) expects input tensors of shapes "
+                           f"BCMK*BCKN=BCMN or equal ranks, got batch dimension {dim} mismatch: "
+                           f"a={batch_a[dim]} vs b={batch_b[dim]} ({list(x.shape)} @ {list(y.shape)})")
     return x, y
 
 

@@ -1,4 +1,4 @@
-"""Normalizations and reductions: softmax, layer_norm, rms_norm, mean/sum/max/min, argmax.
+"""Normalizations and reductions: softmax, layer_norm, rms_norm, mean/sum/max/min/prod, argmax, topk, cumsum.
 
 softmax / layer_norm / rms_norm need TILE device tensors (API docs) and compute in float32.  layer_norm
 weights and biases may be TILE [C] / [1, C] or ROW_MAJOR [C/32, 32], as on the real library.  Reductions
@@ -141,12 +141,98 @@ def min(input_tensor: Tensor, dim=None, keepdim: bool = False, *, memory_config=
     return _reduce_impl("ttnn.min", "min", input_tensor, dim, keepdim, memory_config)
 
 
-def argmax(input_tensor: Tensor, dim=None, keepdim: bool = False, *, memory_config=None) -> Tensor:
-    """Index of the maximum along `dim` (flattened when None) as UINT32 ROW_MAJOR."""
+def prod(input_tensor: Tensor, dim=None, keepdim: bool = False, *, memory_config=None) -> Tensor:
+    """Product over one `dim` (or all elements when None; keepdim then refused, as on the real op); TILE out."""
+    op = "ttnn.prod"
+    tensor_arg(op, "input_tensor", input_tensor)
+    require_dtype(op, "input_tensor", input_tensor, _NORM_DTYPES)
+    if input_tensor.is_sharded():
+        raise RuntimeError(f"TT_FATAL: {op}: sharded inputs are not supported")
+    if input_tensor._dtype is DataType.BFLOAT8_B and input_tensor._layout is not Layout.TILE:
+        raise RuntimeError(f"TT_FATAL: {op}: BFLOAT8_B inputs must be in TILE layout")
+    x = values(input_tensor)
+    if dim is None:
+        if keepdim:
+            raise RuntimeError(f"TT_FATAL: {op}: keepdim=True is not supported for a full product")
+        out = x.prod().reshape(1)
+    else:
+        if not isinstance(dim, int):
+            raise TypeError(f"{op}: dim must be an int or None, got {type(dim).__name__}")
+        d = _dims(op, dim, x.dim())[0]
+        out = x.prod(dim=d, keepdim=keepdim)
+    mc = output_config(op, memory_config, input_tensor, out.shape, Layout.TILE)
+    return device_result(op, out, input_tensor._dtype, Layout.TILE, input_tensor._device, mc)
+
+
+_INT_ARG = frozenset({DataType.INT32, DataType.UINT32, DataType.UINT16})
+
+
+def argmax(input_tensor: Tensor, dim=None, keepdim: bool = False, *, sub_core_grids=None, memory_config=None,
+           output_tensor=None, enable_secondary_dm=None) -> Tensor:
+    """Index of the (first) maximum along `dim` as UINT32 ROW_MAJOR interleaved (API docs' support table)."""
     op = "ttnn.argmax"
     tensor_arg(op, "input_tensor", input_tensor)
+    require_dtype(op, "input_tensor", input_tensor, _NORM_DTYPES - {DataType.BFLOAT8_B} | _INT_ARG)
+    if input_tensor.is_sharded():
+        raise RuntimeError(f"TT_FATAL: {op}: sharded tensors are not supported (inputs must be INTERLEAVED)")
     x = values(input_tensor)
-    out = x.argmax(dim=dim, keepdim=keepdim) if dim is not None else x.reshape(-1).argmax()
+    rank = x.dim()
+    if dim is None:
+        if input_tensor._layout is not Layout.ROW_MAJOR:
+            raise RuntimeError(f"TT_FATAL: {op}: dim=None (reduce all elements) needs a ROW_MAJOR input")
+        out = x.reshape(-1).argmax().reshape(1) if not keepdim else x.reshape(-1).argmax().reshape([1] * rank)
+    else:
+        d = _dims(op, dim, rank)[0]
+        last_rm = d == rank - 1 and input_tensor._layout is Layout.ROW_MAJOR
+        if input_tensor._dtype in _INT_ARG and not last_rm:
+            raise RuntimeError(f"TT_FATAL: {op}: integer inputs are only supported for a last-dim reduction of a "
+                               "ROW_MAJOR tensor")
+        out = x.argmax(dim=d, keepdim=keepdim)
+    if memory_config is not None and memory_config.is_sharded():
+        raise RuntimeError(f"TT_FATAL: {op}: the output must be INTERLEAVED")
     mc = output_config(op, memory_config, input_tensor, out.shape, Layout.ROW_MAJOR)
     return device_result(op, out, DataType.UINT32, Layout.ROW_MAJOR, input_tensor._device, mc)
 
+
+def topk(input_tensor: Tensor, k: int = 32, dim: int = -1, largest: bool = True, sorted: bool = True, *,
+         memory_config=None, sub_core_grids=None, indices_tensor=None, output_tensor=None, stable: bool = False):
+    """[values, indices] of the k largest/smallest along `dim`; TILE input; indices UINT16 when the tile-padded
+    dim fits 16 bits and the input is not FLOAT32, else UINT32 (API docs).  Ties: lowest index first."""
+    op = "ttnn.topk"
+    tensor_arg(op, "input_tensor", input_tensor)
+    require_tile(op, "input_tensor", input_tensor)
+    require_dtype(op, "input_tensor", input_tensor, _NORM_DTYPES)
+    if input_tensor.is_sharded():
+        raise RuntimeError(f"TT_FATAL: {op}: sharded inputs are not supported (interleaved DRAM or L1 only)")
+    x = values(input_tensor)
+    d = _dims(op, dim, x.dim())[0]
+    size = x.shape[d]
+    if not 1 <= k <= size:
+        raise RuntimeError(f"TT_FATAL: {op}: k={k} must be in [1, {size}]")
+    order = torch.sort(x, dim=d, descending=largest, stable=True).indices.narrow(d, 0, k)
+    vals = torch.gather(x, d, order)
+    wide = input_tensor._dtype is DataType.FLOAT32 or -(-size // TILE) * TILE > 65536
+    index_dtype = DataType.UINT32 if wide else DataType.UINT16
+    mc = output_config(op, memory_config, input_tensor, vals.shape, Layout.TILE)
+    v = device_result(op, vals, input_tensor._dtype, Layout.TILE, input_tensor._device, mc)
+    i = device_result(op, order, index_dtype, Layout.TILE, input_tensor._device, mc)
+    return [v, i]
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None, reverse_order: bool = False, out=None, memory_config=None,
+           disable_compensated_sum: bool = False) -> Tensor:
+    """Inclusive cumulative sum along `dim` (BFLOAT16/FLOAT32, TILE, rank 1-5, per the API docs)."""
+    op = "ttnn.cumsum"
+    tensor_arg(op, "input", input)
+    require_tile(op, "input", input)
+    require_dtype(op, "input", input, {DataType.BFLOAT16, DataType.FLOAT32})
+    x = values(input)
+    if not 1 <= x.dim() <= 5:
+        raise RuntimeError(f"TT_FATAL: {op}: rank {x.dim()} is not supported (1 to 5)")
+    d = _dims(op, dim, x.dim())[0]
+    if dtype is not None and dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise RuntimeError(f"TT_FATAL: {op}: unsupported dtype {dtype.name}")
+    x = x.double()
+    res = x.flip(d).cumsum(d).flip(d) if reverse_order else x.cumsum(d)
+    mc = output_config(op, memory_config, input, res.shape, Layout.TILE)
+    return device_result(op, res.float(), dtype or input._dtype, Layout.TILE, input._device, mc)

@@ -45,7 +45,8 @@ def test_conv2d_returns_output_dims_and_prepared_weights(ttnn, device):
     assert torch.allclose(to_nchw(ttnn, out, 2, 7, 7), ref, rtol=2 ** -7, atol=2 ** -6)
     assert pw.storage_type() is ttnn.StorageType.DEVICE and pw.is_allocated() and tuple(pb.shape) == (1, 1, 1, 24)
     live = [b.description for b in runtime.live_buffers(device)]
-    assert "[1, 1, 144, 24] bf16 TILE DRAM interleaved" in live  # the prepared weight occupies device memory
+    # real ttnn (probe_conv, results/conv.txt): a float32 host weight is prepared as FLOAT32 [1,1,KH*KW*C,OC]
+    assert "[1, 1, 144, 24] f32 TILE DRAM interleaved" in live  # the prepared weight occupies device memory
     again = ttnn.conv2d(input_tensor=nhwc_input(ttnn, device, x), weight_tensor=pw, bias_tensor=pb, in_channels=16,
                         out_channels=24, device=device, batch_size=2, input_height=14, input_width=14,
                         kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
@@ -114,3 +115,40 @@ def test_avg_pool2d_and_global_avg_pool2d(ttnn, device):
     g = ttnn.global_avg_pool2d(t)
     assert tuple(g.shape) == (2, 1, 1, 32) and g.layout is ttnn.TILE_LAYOUT
     assert torch.allclose(ttnn.to_torch(g).float(), bf16(bf16(x).mean((2, 3))).reshape(2, 1, 1, 32))
+
+
+def test_pools_refuse_float32_input(ttnn, device):
+    """Real ttnn (probe_pools): float32 input -> 'Only BFLOAT16 supported for now'."""
+    x = ttnn.from_torch(torch.randn(1, 1, 64, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
+    with pytest.raises(RuntimeError, match="Only BFLOAT16 supported"):
+        ttnn.max_pool2d(x, 1, 8, 8, 32, [2, 2], [2, 2], [0, 0], [1, 1])
+    with pytest.raises(RuntimeError, match="Only BFLOAT16 supported"):
+        ttnn.avg_pool2d(x, 1, 8, 8, 32, [2, 2], [2, 2], [0, 0])
+
+
+def test_global_avg_pool2d_output_stays_bfloat16(ttnn, device):
+    x = ttnn.from_torch(torch.randn(1, 7, 7, 64), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
+    assert ttnn.global_avg_pool2d(x, dtype=ttnn.float32).dtype is ttnn.bfloat16
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,groups", [((2, 2), (1, 1), (1, 1), 1),
+                                                                  ((3, 2), (0, 1, 1, 0), (0, 0), 1),
+                                                                  ((1, 1), (0, 0), (0, 0), 2)])
+def test_conv_transpose2d_matches_torch(ttnn, device, stride, padding, output_padding, groups):
+    torch.manual_seed(9)
+    x, w, b = torch.randn(2, 4, 5, 6), torch.randn(4, 6 // groups, 3, 3) * 0.2, torch.randn(6)
+    xin = ttnn.from_torch(x.permute(0, 2, 3, 1), dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    out, (oh, ow) = ttnn.conv_transpose2d(
+        input_tensor=xin, weight_tensor=ttnn.from_torch(w, dtype=ttnn.float32),
+        bias_tensor=ttnn.from_torch(b.reshape(1, 1, 1, 6), dtype=ttnn.float32), device=device, in_channels=4,
+        out_channels=6, batch_size=2, input_height=5, input_width=6, kernel_size=(3, 3), stride=stride,
+        padding=padding, output_padding=output_padding, groups=groups, return_output_dim=True)
+    top, bottom, left, right = padding * 2 if len(padding) == 2 else padding
+    full = F.conv_transpose2d(x, w, None, stride, 0, 0, groups)
+    full = F.pad(full, (0, output_padding[1], 0, output_padding[0]))
+    ref = full[:, :, top:full.shape[2] - bottom, left:full.shape[3] - right] + b.reshape(1, 6, 1, 1)
+    assert (oh, ow) == tuple(ref.shape[2:]) and out.layout is ttnn.TILE_LAYOUT
+    assert torch.allclose(to_nchw(ttnn, out, 2, oh, ow), ref, atol=1e-5)
+    if padding == (1, 1):  # symmetric padding is torch's padding
+        sym = F.conv_transpose2d(x, w, b, stride, 1, output_padding, groups)
+        assert torch.allclose(to_nchw(ttnn, out, 2, oh, ow), sym, atol=1e-5)

@@ -26,7 +26,7 @@ def gemm_path(request, monkeypatch):
 
 
 @pytest.mark.parametrize("shape_a,shape_b", [((45, 70), (70, 33)), ((1, 12, 40, 64), (1, 12, 64, 40)),
-                                             ((2, 3, 40, 64), (64, 50)), ((1, 3, 40, 64), (2, 1, 64, 8))])
+                                             ((2, 3, 40, 64), (64, 50)), ((2, 3, 40, 64), (1, 1, 64, 8))])
 def test_matmul_batched_broadcast(ttnn, device, gemm_path, shape_a, shape_b):
     torch.manual_seed(4)
     a, b = torch.randn(shape_a), torch.randn(shape_b)
@@ -37,6 +37,15 @@ def test_matmul_batched_broadcast(ttnn, device, gemm_path, shape_a, shape_b):
     assert within_one_bf16_ulp(got, ref)
     assert (got != ref).any()  # the result really is rounded to bf16
     assert out.memory_config() == ttnn.DRAM_MEMORY_CONFIG
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [((2, 3, 7, 48), (1, 3, 48, 10)), ((1, 3, 40, 64), (2, 1, 64, 8)),
+                                             ((1, 7, 48), (2, 48, 10))])
+def test_matmul_refuses_batch_broadcast(ttnn, device, shape_a, shape_b):
+    """Real ttnn: 'bmm (non-bcast matmul) expects ... batch dimension 0 mismatch: a=2 vs b=1'."""
+    a, b = dev(ttnn, device, torch.randn(shape_a)), dev(ttnn, device, torch.randn(shape_b))
+    with pytest.raises(RuntimeError, match="non-bcast matmul.*batch dimension 0 mismatch"):
+        ttnn.matmul(a, b)
 
 
 def test_matmul_fp32_is_exact_fp32(ttnn, device):

@@ -76,3 +76,50 @@ def test_argmax(ttnn, device):
     x = torch.randn(1, 4, 70)
     out = ttnn.argmax(dev(ttnn, device, x, layout=ttnn.ROW_MAJOR_LAYOUT), dim=-1)
     assert out.dtype is ttnn.uint32 and ttnn.to_torch(out).tolist() == bf16(x).argmax(-1).tolist()
+
+
+# --- prod / argmax / topk / cumsum (API docs' support tables) ---------------------------------------------
+
+def test_prod_one_dim_and_full(ttnn, device):
+    x = torch.rand(3, 4, 5) + 0.5
+    t = dev(ttnn, device, x, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT)
+    out = ttnn.prod(t, dim=1, keepdim=True)
+    assert tuple(out.shape) == (3, 1, 5) and out.layout is ttnn.TILE_LAYOUT
+    assert torch.allclose(ttnn.to_torch(out), x.prod(dim=1, keepdim=True))
+    assert torch.allclose(ttnn.to_torch(ttnn.prod(t)), x.prod().reshape(1))
+    with pytest.raises(RuntimeError, match="keepdim=True is not supported for a full product"):
+        ttnn.prod(t, keepdim=True)
+
+
+def test_argmax_constraints(ttnn, device):
+    x = torch.tensor([[1.0, 5.0, 5.0, 2.0], [7.0, 0.0, 7.0, 1.0]])
+    out = ttnn.argmax(dev(ttnn, device, x), dim=1, keepdim=True)
+    assert out.dtype is ttnn.uint32 and out.layout is ttnn.ROW_MAJOR_LAYOUT
+    assert ttnn.to_torch(out).reshape(-1).tolist() == [1, 0]  # first of equal maxima
+    with pytest.raises(RuntimeError, match="dim=None.*ROW_MAJOR"):
+        ttnn.argmax(dev(ttnn, device, x))
+    ints = dev(ttnn, device, x.int(), dtype=ttnn.int32)
+    with pytest.raises(RuntimeError, match="integer inputs"):
+        ttnn.argmax(ints, dim=0)
+
+
+def test_topk_values_indices_and_index_dtype(ttnn, device):
+    x = torch.tensor([[3.0, 1.0, 3.0, 2.0, 0.5]])
+    for dtype, index_dtype in ((ttnn.bfloat16, ttnn.uint16), (ttnn.float32, ttnn.uint32)):
+        v, i = ttnn.topk(dev(ttnn, device, x, dtype=dtype), k=3, dim=-1, largest=True, sorted=True)
+        assert ttnn.to_torch(v).float().tolist() == [[3.0, 3.0, 2.0]]
+        assert ttnn.to_torch(i).tolist() == [[0, 2, 3]] and i.dtype is index_dtype
+    v, _ = ttnn.topk(dev(ttnn, device, x), k=2, dim=-1, largest=False)
+    assert ttnn.to_torch(v).float().tolist() == [[0.5, 1.0]]
+    with pytest.raises(RuntimeError, match="TILE layout"):
+        ttnn.topk(dev(ttnn, device, x, layout=ttnn.ROW_MAJOR_LAYOUT), k=1)
+
+
+def test_cumsum_forward_reverse_and_layout(ttnn, device):
+    x = torch.randn(3, 6)
+    t = dev(ttnn, device, x, dtype=ttnn.float32)
+    assert torch.allclose(ttnn.to_torch(ttnn.cumsum(t, 1)), x.cumsum(1), atol=1e-6)
+    rev = ttnn.to_torch(ttnn.cumsum(t, 0, reverse_order=True))
+    assert torch.allclose(rev, x.flip(0).cumsum(0).flip(0), atol=1e-6)
+    with pytest.raises(RuntimeError, match="TILE layout"):
+        ttnn.cumsum(dev(ttnn, device, x, layout=ttnn.ROW_MAJOR_LAYOUT), 0)

@@ -1,0 +1,48 @@
+"""Conv / ConvTranspose / BatchNormalization (lowering/conv.py) against onnxruntime on the simulator (fp32)."""
+from __future__ import annotations
+
+import pytest
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.verify import verify
+from tests.lowering._nodes import f32, model, ttnn_ops
+
+CASES = {
+    "conv-1d": model("Conv", {"x": [2, 4, 17]}, [f32(6, 4, 3), f32(6)], {"strides": [2], "pads": [1, 2]}),
+    "conv-1d-dilated-groups": model("Conv", {"x": [1, 4, 16]}, [f32(4, 2, 3)], {"dilations": [2], "group": 2}),
+    "conv-2d-same-lower": model("Conv", {"x": [1, 3, 9, 9]}, [f32(5, 3, 3, 3)], {"auto_pad": "SAME_LOWER",
+                                                                               "strides": [2, 2]}),
+    "conv-2d-depthwise-dilated": model("Conv", {"x": [1, 4, 9, 9]}, [f32(4, 1, 3, 3), f32(4)],
+                                       {"group": 4, "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    "convtranspose-2d": model("ConvTranspose", {"x": [1, 2, 4, 4]}, [f32(2, 3, 3, 3), f32(3)],
+                              {"strides": [2, 2], "pads": [1, 0, 1, 0]}),
+    "convtranspose-output-shape": model("ConvTranspose", {"x": [1, 1, 3, 3]}, [f32(1, 2, 3, 3)],
+                                        {"strides": [3, 2], "output_shape": [10, 8]}),
+    "convtranspose-same-upper": model("ConvTranspose", {"x": [1, 1, 3, 3]}, [f32(1, 2, 3, 3)],
+                                      {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    "convtranspose-groups": model("ConvTranspose", {"x": [2, 4, 3, 3]}, [f32(4, 1, 3, 3)], {"group": 2}),
+    "convtranspose-1d": model("ConvTranspose", {"x": [1, 2, 5]}, [f32(2, 3, 3)], {"strides": [2],
+                                                                               "output_padding": [1]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conv_family_matches_onnxruntime(name):
+    report = verify(CASES[name], dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_conv_1d_runs_as_conv2d():
+    assert ttnn_ops(CASES["conv-1d"], dtype="fp32").count("conv2d") == 1
+
+
+def test_conv_3d_is_declined():
+    with pytest.raises(ConversionError, match="only 1-D and 2-D"):
+        ttnn_ops(model("Conv", {"x": [1, 2, 4, 4, 4]}, [f32(3, 2, 2, 2, 2)]))
+
+
+def test_output_padding_not_below_stride_is_refused():
+    m = model("ConvTranspose", {"x": [1, 1, 3, 3]}, [f32(1, 1, 3, 3)], {"strides": [2, 2],
+                                                                       "output_padding": [2, 2]})
+    with pytest.raises(ConversionError, match="output_padding 2"):
+        ttnn_ops(m)

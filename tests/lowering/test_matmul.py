@@ -1,0 +1,51 @@
+"""MatMul / Gemm / Einsum (lowering/matmul.py) against onnxruntime on the simulator (fp32)."""
+from __future__ import annotations
+
+import pytest
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.verify import verify
+from tests.lowering._nodes import f32, model, ttnn_ops
+
+
+def einsum(equation, *shapes):
+    return model("Einsum", {f"x{i}": s for i, s in enumerate(shapes)}, attrs={"equation": equation}, opset=12)
+
+
+CASES = {
+    "matmul-batch-broadcast-b": model("MatMul", {"a": [2, 3, 7, 8], "b": [1, 3, 8, 5]}),
+    "matmul-batch-broadcast-a": model("MatMul", {"a": [1, 3, 7, 8], "b": [2, 1, 8, 5]}),
+    "matmul-rank-mismatch": model("MatMul", {"a": [3, 7, 8], "b": [2, 3, 8, 5]}),
+    "matmul-1d-1d": model("MatMul", {"a": [8], "b": [8, 4]}),
+    "gemm-transA-C-row": model("Gemm", {"a": [7, 4]}, [f32(7, 5), f32(1, 5)], {"transA": 1, "beta": 0.5}),
+    "gemm-C-column": model("Gemm", {"a": [4, 7], "b": [7, 5]}, [f32(4, 1)], {"alpha": 2.0}),
+    "einsum-batch-matmul": einsum("bij,bjk->bik", [5, 2, 3], [5, 3, 4]),
+    "einsum-attention": einsum("bhqd,bhkd->bhqk", [2, 3, 5, 8], [2, 3, 7, 8]),
+    "einsum-transpose": einsum("ij->ji", [3, 4]),
+    "einsum-sum": einsum("ij->i", [3, 4]),
+    "einsum-ellipsis": einsum("...ij,...jk", [2, 3, 4], [2, 4, 5]),
+    "einsum-outer": einsum("i,j->ij", [3], [4]),
+    "einsum-permuted-out": einsum("bij,jk->bki", [2, 3, 4], [4, 6]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matmul_family_matches_onnxruntime(name):
+    report = verify(CASES[name], dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_batch_broadcast_is_expanded_for_real_ttnn():
+    """Real matmul refuses [2,3,M,K] @ [1,3,K,N]: the smaller batch is expanded first."""
+    assert "expand" in ttnn_ops(CASES["matmul-batch-broadcast-b"], dtype="fp32")
+    assert "expand" not in ttnn_ops(model("MatMul", {"a": [2, 3, 7, 8], "b": [8, 5]}), dtype="fp32")
+
+
+def test_einsum_diagonal_is_declined():
+    with pytest.raises(ConversionError, match="repeated subscripts"):
+        ttnn_ops(einsum("...ii->...i", [3, 5, 5]))
+
+
+def test_einsum_three_operands_is_declined():
+    with pytest.raises(ConversionError, match="3 operands"):
+        ttnn_ops(einsum("ij,jk,kl->il", [2, 3], [3, 4], [4, 5]))

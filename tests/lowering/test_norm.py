@@ -1,0 +1,52 @@
+"""Softmax family and normalizations (lowering/norm.py) against onnxruntime on the simulator (fp32)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx2ttnn.verify import verify
+from tests.lowering._nodes import f32, model, ttnn_ops
+
+CASES = {
+    "softmax-axis0": model("Softmax", {"x": [3, 4, 5]}, attrs={"axis": 0}, opset=13),
+    "softmax-opset11-coerced": model("Softmax", {"x": [3, 4, 5]}, attrs={"axis": 1}, opset=11),
+    "logsoftmax-axis1": model("LogSoftmax", {"x": [3, 4, 5]}, attrs={"axis": 1}, opset=13),
+    "logsoftmax-opset11-axis0": model("LogSoftmax", {"x": [3, 4, 5]}, attrs={"axis": 0}, opset=11),
+    "layernorm-axis1": model("LayerNormalization", {"x": [2, 3, 4, 5]}, [f32(3, 4, 5), f32(3, 4, 5)],
+                             {"axis": 1}, opset=17),
+    "layernorm-no-bias": model("LayerNormalization", {"x": [2, 7, 48]}, [f32(48)], opset=17),
+    "rmsnorm-axis2": model("RMSNormalization", {"x": [2, 3, 4, 5]}, [f32(4, 5)], {"axis": 2}, opset=23),
+    "groupnorm": model("GroupNormalization", {"x": [3, 4, 2, 2]}, [f32(4), f32(4)], {"num_groups": 2},
+                       opset=21, out_shape=[3, 4, 2, 2]),
+    "groupnorm-opset18-per-group": model("GroupNormalization", {"x": [3, 4, 2, 2]}, [f32(2), f32(2)],
+                                         {"num_groups": 2}, opset=18, out_shape=[3, 4, 2, 2]),
+    "instancenorm": model("InstanceNormalization", {"x": [2, 3, 4, 5]}, [f32(3), f32(3)], {"epsilon": 0.01}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_norm_matches_onnxruntime(name):
+    report = verify(CASES[name], dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_logsoftmax_does_not_underflow():
+    x = np.array([[0.0, -200.0, 200.0]], np.float32)
+    report = verify(model("LogSoftmax", {"x": [1, 3]}, opset=13), inputs={"x": x}, dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_layernorm_mean_and_inv_std_outputs():
+    m = model("LayerNormalization", {"x": [2, 3, 5]}, [f32(3, 5), f32(3, 5)], {"axis": 1, "epsilon": 0.1},
+              outputs=("y", "mean", "inv_std"), opset=17)
+    report = verify(m, dtype="fp32")
+    assert report.passed and len(report.outputs) == 3, report.text()
+
+
+def test_layernorm_runtime_scale_uses_ttnn_layer_norm():
+    m = model("LayerNormalization", {"x": [2, 3, 8], "w": [3, 8]}, attrs={"axis": 1}, opset=17)
+    assert verify(m, dtype="fp32").passed
+    assert ttnn_ops(m, dtype="fp32").count("layer_norm") == 1
+
+
+def test_rms_norm_lowers_to_ttnn_rms_norm():
+    assert "rms_norm" in ttnn_ops(CASES["rmsnorm-axis2"], dtype="fp32")

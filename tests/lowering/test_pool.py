@@ -1,0 +1,76 @@
+"""Pools (lowering/pool.py): exact window lowering in fp32, native ttnn pools when the context says bf16."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from onnx2ttnn.lowering import lookup
+from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.verify import verify
+from tests.lowering._nodes import model, ttnn_ops
+
+CASES = {
+    "max-pads-strides": model("MaxPool", {"x": [1, 3, 9, 9]}, attrs={"kernel_shape": [3, 3], "strides": [2, 2],
+                                                                   "pads": [1, 1, 1, 1]}),
+    "max-same-upper": model("MaxPool", {"x": [1, 2, 8, 8]}, attrs={"kernel_shape": [2, 2],
+                                                                 "auto_pad": "SAME_UPPER"}),
+    "max-1d": model("MaxPool", {"x": [1, 3, 16]}, attrs={"kernel_shape": [3], "strides": [2]}),
+    "max-3d-dilated-ceil": model("MaxPool", {"x": [1, 1, 7, 7, 7]}, attrs={"kernel_shape": [2, 2, 2],
+                                 "dilations": [2, 2, 2], "strides": [2, 2, 2], "ceil_mode": 1}),
+    "avg-exclude-pad": model("AveragePool", {"x": [1, 2, 7, 7]}, attrs={"kernel_shape": [3, 3],
+                                                                      "pads": [1, 1, 1, 1]}),
+    "avg-include-pad-asym": model("AveragePool", {"x": [1, 2, 7, 7]}, attrs={"kernel_shape": [3, 3],
+                                  "pads": [0, 1, 2, 1], "count_include_pad": 1}),
+    "avg-ceil": model("AveragePool", {"x": [1, 1, 6, 6]}, attrs={"kernel_shape": [3, 3], "strides": [2, 2],
+                                                               "ceil_mode": 1}),
+    "avg-dilated": model("AveragePool", {"x": [1, 1, 6, 6]}, attrs={"kernel_shape": [2, 2],
+                                                                  "dilations": [2, 2]}, opset=19),
+    "global-max": model("GlobalMaxPool", {"x": [2, 3, 5, 4]}),
+    "global-avg": model("GlobalAveragePool", {"x": [2, 3, 5, 4]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_pool_matches_onnxruntime(name):
+    report = verify(CASES[name], dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_maxpool_indices_output():
+    m = model("MaxPool", {"x": [2, 2, 6, 6]}, attrs={"kernel_shape": [3, 3], "strides": [2, 2],
+                                                   "pads": [1, 1, 1, 1]},
+              outputs=("y", "i"), out_types=[TensorProto.FLOAT, TensorProto.INT64])
+    report = verify(m, dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_fp32_pools_use_no_bf16_only_ttnn_pool():
+    """Real max_pool2d / avg_pool2d refuse float32 input ('Only BFLOAT16 supported for now')."""
+    ops = ttnn_ops(CASES["max-pads-strides"], dtype="fp32") + ttnn_ops(CASES["avg-exclude-pad"], dtype="fp32")
+    assert "max_pool2d" not in ops and "avg_pool2d" not in ops
+    assert ops.count("slice") == 18 and "maximum" in ops
+
+
+def _lowered(node_model, dtype):
+    """The ttnn ops one rule emits with a context that reports `dtype`."""
+    import onnx_graphsurgeon as gs
+    import onnx
+
+    graph = gs.import_onnx(onnx.shape_inference.infer_shapes(node_model))
+    ctx = LoweringContext()
+    ctx.dtype = dtype
+    for t in graph.inputs:
+        ctx.bind_input(t, gs.Variable(t.name + "_dev", dtype=np.float32, shape=t.shape))
+    node = graph.nodes[0]
+    ctx.source = node.name
+    lookup("", node.op, 18).fn(ctx, node)
+    return [n.op for n in ctx.nodes if not n.attrs.get("_param")]
+
+
+def test_bf16_context_uses_native_pools_where_they_fit():
+    assert "max_pool2d" in _lowered(CASES["max-pads-strides"], "bf16")
+    assert "avg_pool2d" in _lowered(CASES["avg-include-pad-asym"], "bf16")
+    assert "avg_pool2d" not in _lowered(CASES["avg-dilated"], "bf16")  # avg_pool2d has no dilation
+    assert "max_pool2d" not in _lowered(CASES["max-1d"], "bf16")
+    assert "max_pool2d" not in _lowered(CASES["max-pads-strides"], "fp32")

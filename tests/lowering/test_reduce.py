@@ -1,0 +1,70 @@
+"""Reductions, ArgMax/ArgMin (lowering/reduce.py) against onnxruntime on the simulator (fp32)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.verify import verify
+from tests.lowering._nodes import f32, model, ttnn_ops
+
+X = {"x": [2, 3, 5]}
+CASES = {
+    "sum-axes-input-negative": model("ReduceSum", X, [np.array([-1, 0])], {"keepdims": 0}, opset=13),
+    "sum-attr-opset11": model("ReduceSum", X, attrs={"axes": [1]}, opset=11),
+    "mean-default-all": model("ReduceMean", X, opset=18),
+    "max-keepdims": model("ReduceMax", X, [np.array([1])], opset=18),
+    "min-attr": model("ReduceMin", X, attrs={"axes": [2], "keepdims": 0}, opset=13),
+    "prod-two-axes": model("ReduceProd", X, [np.array([0, 2])], opset=18),
+    "l1": model("ReduceL1", X, [np.array([1])], opset=18),
+    "l2": model("ReduceL2", X, [np.array([2])], {"keepdims": 0}, opset=18),
+    "sum-square": model("ReduceSumSquare", X, [np.array([0])], opset=18),
+    "log-sum-exp": model("ReduceLogSumExp", X, [np.array([1])], opset=18),
+    "argmax-last-index": model("ArgMax", X, attrs={"axis": 1, "select_last_index": 1}, opset=13,
+                               out_types=[TensorProto.INT64]),
+    "argmin-keepdims0": model("ArgMin", X, attrs={"axis": -1, "keepdims": 0}, opset=13,
+                              out_types=[TensorProto.INT64]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reduction_matches_onnxruntime(name):
+    report = verify(CASES[name], dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_argmax_ties_and_last_index():
+    x = np.array([[[1, 3, 3, 0, 3]]], np.float32)
+    for last in (0, 1):  # first maximum at 1, last at 4
+        m = model("ArgMax", {"x": [1, 1, 5]}, attrs={"axis": 2, "select_last_index": last}, opset=13,
+                  out_types=[TensorProto.INT64])
+        report = verify(m, inputs={"x": x}, dtype="fp32")
+        assert report.passed, report.text()
+
+
+def test_empty_axes_noop_is_identity_without_ops():
+    m = model("ReduceSum", X, [np.array([], np.int64)], {"noop_with_empty_axes": 1}, opset=13)
+    assert "sum" not in ttnn_ops(m, dtype="fp32")
+    assert verify(m, dtype="fp32").passed
+
+
+def test_reduction_over_zero_sized_axis_is_a_constant():
+    m = model("ReduceProd", {"x": [2, 0, 4]}, [np.array([1])], opset=18)
+    assert "prod" not in ttnn_ops(m, dtype="fp32")
+
+
+def test_prod_reduces_one_dim_per_call():
+    ops = ttnn_ops(model("ReduceProd", X, [np.array([0, 2])], opset=18), dtype="fp32")
+    assert ops.count("prod") == 2
+
+
+def test_runtime_axes_are_refused_with_the_input_named():
+    m = model("ReduceSum", {"x": [2, 3], "axes": [1]}, opset=13)
+    with pytest.raises(ConversionError, match="axes must be a constant.*'axes'"):
+        ttnn_ops(m)
+
+
+def test_axis_out_of_range_is_refused():
+    with pytest.raises(ConversionError, match="axis 3 out of range"):
+        ttnn_ops(model("ReduceMax", X, [np.array([3])], opset=18))
