@@ -236,7 +236,8 @@ def where(ctx: LoweringContext, node: gs.Node) -> None:
 
 @register("Clip", 11, ttnn=("clip", "maximum", "minimum"), note="runtime bounds: maximum then minimum")
 def clip(ctx: LoweringContext, node: gs.Node) -> None:
-    bounds = {key: node.inputs[i] for i, key in ((1, "min"), (2, "max")) if len(node.inputs) > i and node.inputs[i].name}
+    bounds = {key: node.inputs[i] for i, key in ((1, "min"), (2, "max"))
+              if len(node.inputs) > i and node.inputs[i].name}
     if any(ctx.constant(t) is None for t in bounds.values()):
         _clip_with_tensors(ctx, node, bounds)
         return

@@ -71,7 +71,8 @@ def test_prelu_after_conv_stays_in_nhwc(tmp_path):
              helper.make_node("PRelu", ["c", "s"], ["p"]),
              helper.make_node("Conv", ["p", "w2"], ["y"], pads=[1, 1, 1, 1])]
     weight2 = numpy_helper.from_array(f32(4, 4, 3, 3), "w2")
-    graph = helper.make_graph(nodes, "conv_prelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+    graph = helper.make_graph(nodes, "conv_prelu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
                               [weight, slope, weight2])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
