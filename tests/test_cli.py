@@ -112,7 +112,7 @@ def _model(nodes, inputs, outputs, initializers=()) -> onnx.ModelProto:
 
 
 def unsupported_model(path: Path) -> Path:
-    """Three op types onnx2ttnn does not lower: Hardmax x1, LpNormalization x2, Celu x1."""
+    """Three op types onnx2ttnn does not lower: Hardmax x1, LpNormalization x2, Trilu x1."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
     nodes = [
@@ -120,7 +120,7 @@ def unsupported_model(path: Path) -> Path:
         helper.make_node("Hardmax", ["r"], ["h"], name="hm0"),
         helper.make_node("LpNormalization", ["h"], ["l1"], name="lp0"),
         helper.make_node("LpNormalization", ["l1"], ["l2"], name="lp1"),
-        helper.make_node("Celu", ["l2"], ["y"], name="celu0"),
+        helper.make_node("Trilu", ["l2"], ["y"], name="tri0"),
     ]
     return _save(_model(nodes, [x], [y]), path)
 
@@ -165,7 +165,7 @@ BAD = [
     ("truncated-protobuf", "truncated.onnx", "out/m.py", [], ["truncated.onnx"]),
     ("missing-external-data", "ext/ext.onnx", "out/m.py", [], ["w.data", "not found"]),
     ("unsupported-ops", "unsupported.onnx", "out/m.py", [],
-     ["3 unsupported", "Hardmax: 1 node", "LpNormalization: 2 node", "Celu: 1 node", "'lp0'", "'lp1'"]),
+     ["3 unsupported", "Hardmax: 1 node", "LpNormalization: 2 node", "Trilu: 1 node", "'lp0'", "'lp1'"]),
     ("symbolic-dims", "symbolic.onnx", "out/m.py", [], ["'x'", "N", "--input-shape"]),
     ("output-folder-missing", str(MLP), "no_such_folder/m.py", [], ["no_such_folder", "does not exist"]),
     ("output-parent-is-a-file", str(MLP), "a_file/m.py", [], ["a_file"]),
@@ -308,7 +308,7 @@ def test_ops_table():
     for op in ("Conv", "MatMul", "Relu", "Add", "Softmax"):
         assert f"| {op} |" in table, op
     # the three op types the unsupported-ops case relies on are really not lowered
-    for op in ("Hardmax", "LpNormalization", "Celu"):
+    for op in ("Hardmax", "LpNormalization", "Trilu"):
         assert f"| {op} |" not in table, op
     assert all(line.startswith("|") and line.endswith("|") for line in lines)
 

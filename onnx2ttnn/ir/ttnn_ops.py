@@ -81,6 +81,14 @@ for _name in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "eq
 _op("pow", ("input_tensor", "exponent"))
 _op("where", ("predicate", "true_value", "false_value"))
 
+# eltwise: activations, trigonometry, rounding and remainders (lowering/eltwise.py, lowering/activations.py)
+for _name in ("hardsigmoid", "hardswish", "leaky_relu", "elu", "selu", "celu", "softplus", "softsign", "mish",
+              "threshold", "softshrink", "hardshrink", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+              "acosh", "atanh", "round", "trunc", "isinf", "isposinf", "isneginf"):
+    _op(_name)
+for _name in ("logical_xor", "fmod", "remainder"):
+    _op(_name, ("input_tensor_a", "input_tensor_b"))
+
 # matmul and normalisation
 _op("matmul", ("input_tensor_a", "input_tensor_b"))
 _op("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"})

@@ -23,11 +23,13 @@ from .ops_conv_pool import Conv2dConfig, avg_pool2d, conv2d, global_avg_pool2d, 
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)
 from .ops_device import close_device, element_size, get_memory_view, open_device, synchronize_device, tile_size
-from .ops_eltwise import (abs, acos, add, asin, atan, ceil, clamp, clip, cos, cosh, divide, elu, eq, erf, exp,
-                          exp2, expm1, floor, ge, gelu, gt, hardsigmoid, hardswish, hardtanh, isfinite, isinf, isnan,
-                          le, leaky_relu, log, log1p, log2, log10, logical_and, logical_not, logical_or, lt, maximum,
-                          minimum, multiply, ne, neg, pow, reciprocal, relu, relu6, rsqrt, sigmoid, sign, silu, sin,
-                          sinh, softplus, softsign, sqrt, square, subtract, tan, tanh, tanhshrink, trunc, where)
+from .ops_eltwise import (abs, acos, acosh, add, asin, asinh, atan, atanh, ceil, celu, clamp, clip, cos, cosh,
+                          divide, elu, eq, erf, exp, exp2, expm1, floor, fmod, ge, gelu, gt, hardshrink, hardsigmoid,
+                          hardswish, hardtanh, isfinite, isinf, isnan, isneginf, isposinf, le, leaky_relu, log,
+                          log10, log1p, log2, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
+                          minimum, mish, multiply, ne, neg, pow, reciprocal, relu, relu6, remainder, round, rsqrt,
+                          selu, sigmoid, sign, silu, sin, sinh, softplus, softshrink, softsign, sqrt, square,
+                          subtract, tan, tanh, tanhshrink, threshold, trunc, where)
 from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
                        to_torch, typecast)
 from .ops_matmul import linear, matmul

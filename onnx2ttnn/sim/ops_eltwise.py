@@ -81,6 +81,11 @@ hardsigmoid = _make_unary("hardsigmoid", F.hardsigmoid)
 hardswish = _make_unary("hardswish", F.hardswish)
 softsign = _make_unary("softsign", F.softsign)
 tanhshrink = _make_unary("tanhshrink", F.tanhshrink)
+asinh = _make_unary("asinh", torch.asinh)
+acosh = _make_unary("acosh", torch.acosh)
+atanh = _make_unary("atanh", torch.atanh)
+isposinf = _make_unary("isposinf", lambda x: torch.isposinf(x).to(x.dtype), doc="1 where the input is +inf, else 0.")
+isneginf = _make_unary("isneginf", lambda x: torch.isneginf(x).to(x.dtype), doc="1 where the input is -inf, else 0.")
 logical_not = _make_unary("logical_not", lambda x: (x == 0).to(x.dtype), _FLOAT | {D.INT32, D.UINT16, D.UINT32},
                           "1 where the input is 0, else 0.")
 
@@ -105,6 +110,46 @@ def softplus(input_tensor: Tensor, *, beta: float = 1.0, threshold: float = 20.0
     """log(1 + exp(beta x)) / beta, linear above threshold."""
     return _unary_impl("ttnn.softplus", lambda x: F.softplus(x, beta, threshold), _FLOAT, input_tensor,
                        memory_config)
+
+
+def selu(input_tensor: Tensor, *, scale: float = 1.0507, alpha: float = 1.67326, memory_config=None) -> Tensor:
+    """scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))."""
+    return _unary_impl("ttnn.selu", lambda x: scale * torch.where(x > 0, x, alpha * torch.expm1(x)), _FLOAT,
+                       input_tensor, memory_config)
+
+
+def celu(input_tensor: Tensor, *, alpha: float = 1.0, memory_config=None) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    return _unary_impl("ttnn.celu", lambda x: F.celu(x, alpha), _FLOAT, input_tensor, memory_config)
+
+
+def mish(input_tensor: Tensor, *, fast_and_approximate_mode: bool = False, memory_config=None) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _unary_impl("ttnn.mish", F.mish, _FLOAT, input_tensor, memory_config)
+
+
+def threshold(input_tensor: Tensor, threshold: float, value: float, *, memory_config=None) -> Tensor:
+    """x where x > threshold, else value."""
+    return _unary_impl("ttnn.threshold", lambda x: torch.where(x > threshold, x, torch.tensor(value, dtype=x.dtype)),
+                       _FLOAT, input_tensor, memory_config)
+
+
+def round(input_tensor: Tensor, *, decimals: int | None = 0, memory_config=None) -> Tensor:
+    """Round to `decimals` decimal places, halves to even (the kernel's round_even)."""
+    places = 0 if decimals is None else int(decimals)
+    if not -6 <= places <= 7:
+        raise RuntimeError(f"TT_FATAL: ttnn.round: decimals must be in [-6, 7], got {places}")
+    return _unary_impl("ttnn.round", lambda x: torch.round(x, decimals=places), _FLOAT, input_tensor, memory_config)
+
+
+def softshrink(input_tensor: Tensor, *, lambd: float = 0.5, memory_config=None) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    return _unary_impl("ttnn.softshrink", lambda x: F.softshrink(x, lambd), _FLOAT, input_tensor, memory_config)
+
+
+def hardshrink(input_tensor: Tensor, *, lambd: float = 0.5, memory_config=None) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return _unary_impl("ttnn.hardshrink", lambda x: F.hardshrink(x, lambd), _FLOAT, input_tensor, memory_config)
 
 
 def leaky_relu(input_tensor: Tensor, negative_slope: float, *, memory_config=None) -> Tensor:
@@ -210,7 +255,6 @@ _CMP = _FLOAT | _ALL_INT
 add = _make_binary("add", lambda x, y: x + y)
 subtract = _make_binary("subtract", lambda x, y: x - y)
 multiply = _make_binary("multiply", lambda x, y: x * y)
-divide = _make_binary("divide", _div, _FLOAT | {D.INT32})
 maximum = _make_binary("maximum", lambda x, y: torch.maximum(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32})
 minimum = _make_binary("minimum", lambda x, y: torch.minimum(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32})
 eq = _make_binary("eq", lambda x, y: torch.eq(*_tensors(x, y)), _CMP, True)
@@ -221,6 +265,27 @@ lt = _make_binary("lt", lambda x, y: torch.lt(*_tensors(x, y)), _CMP, True)
 le = _make_binary("le", lambda x, y: torch.le(*_tensors(x, y)), _CMP, True)
 logical_and = _make_binary("logical_and", lambda x, y: torch.logical_and(*_tensors(x, y)), _ARITH, True)
 logical_or = _make_binary("logical_or", lambda x, y: torch.logical_or(*_tensors(x, y)), _ARITH, True)
+logical_xor = _make_binary("logical_xor", lambda x, y: torch.logical_xor(*_tensors(x, y)), _ARITH, True)
+remainder = _make_binary("remainder", lambda x, y: torch.remainder(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32},
+                         doc="a - b * floor(a / b): the remainder takes the divisor's sign (torch.remainder).")
+_ROUNDING = {None: lambda q: q, "trunc": torch.trunc, "floor": torch.floor}
+
+
+def divide(input_tensor_a, input_tensor_b, *, rounding_mode: str | None = None, dtype=None,
+           memory_config=None) -> Tensor:
+    """a / b with broadcasting; rounding_mode "trunc" or "floor" rounds the quotient."""
+    if rounding_mode not in _ROUNDING:
+        raise RuntimeError(f"TT_FATAL: ttnn.divide: rounding_mode must be None, 'trunc' or 'floor', got "
+                           f"{rounding_mode!r}")
+    rnd = _ROUNDING[rounding_mode]
+    return _binary_impl("ttnn.divide", lambda x, y: rnd(_div(x, y)), _FLOAT | {D.INT32}, input_tensor_a,
+                        input_tensor_b, dtype, memory_config)
+
+
+def fmod(input_tensor_a, input_tensor_b, *, memory_config=None) -> Tensor:
+    """a - b * trunc(a / b): the remainder takes the dividend's sign (C fmod)."""
+    return _binary_impl("ttnn.fmod", lambda x, y: torch.fmod(*_tensors(x, y)), _FLOAT | {D.INT32}, input_tensor_a,
+                        input_tensor_b, None, memory_config)
 
 
 def _tensors(x, y):

@@ -24,7 +24,10 @@ UNARY = {
     "isfinite": lambda x: torch.isfinite(x).float(), "square": torch.square, "exp2": torch.exp2,
     "expm1": torch.expm1, "tan": torch.tan, "atan": torch.atan, "sinh": torch.sinh, "cosh": torch.cosh,
     "trunc": torch.trunc, "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish, "softsign": F.softsign,
-    "tanhshrink": F.tanhshrink, "elu": F.elu,
+    "tanhshrink": F.tanhshrink, "elu": F.elu, "asinh": torch.asinh, "celu": F.celu, "mish": F.mish,
+    "selu": lambda x: 1.0507 * torch.where(x > 0, x, 1.67326 * torch.expm1(x)),
+    "softshrink": lambda x: F.softshrink(x, 0.5), "hardshrink": lambda x: F.hardshrink(x, 0.5),
+    "isposinf": lambda x: torch.isposinf(x).float(), "isneginf": lambda x: torch.isneginf(x).float(),
 }
 POSITIVE = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal,
             "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10}
@@ -38,7 +41,7 @@ def test_unary_bf16_equals_rounded_fp32_reference(ttnn, device, name):
         x = x.abs() + 0.1
     if name == "logical_not":
         x[0, 0, :5] = 0
-    if name in ("isnan", "isinf", "isfinite"):
+    if name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf"):
         x[0, 0, :3] = torch.tensor([float("nan"), float("inf"), -float("inf")])
     xr = bf16(x)
     out = getattr(ttnn, name)(dev(ttnn, device, x))
@@ -165,3 +168,64 @@ def test_inverse_trig_in_domain(ttnn, device, name, fn):
     x = torch.rand(33, 40) * 1.8 - 0.9
     got = ttnn.to_torch(getattr(ttnn, name)(dev(ttnn, device, x))).float()
     assert torch.equal(got, bf16(fn(bf16(x))))
+
+
+def test_parametrised_activations_use_their_parameters(ttnn, device):
+    x = torch.randn(33, 65) * 4
+    xr, t = bf16(x), dev(ttnn, device, x)
+    cases = [
+        (ttnn.selu(t, scale=3.0, alpha=2.0), 3.0 * torch.where(xr > 0, xr, 2.0 * torch.expm1(xr))),
+        (ttnn.celu(t, alpha=2.5), F.celu(xr, 2.5)),
+        (ttnn.elu(t, alpha=0.5), F.elu(xr, 0.5)),
+        (ttnn.threshold(t, 1.0, -2.0), torch.where(xr > 1.0, xr, torch.tensor(-2.0))),
+        (ttnn.softshrink(t, lambd=1.5), F.softshrink(xr, 1.5)),
+        (ttnn.hardshrink(t, lambd=1.5), F.hardshrink(xr, 1.5)),
+        (ttnn.softplus(t, beta=2.0, threshold=5.0), F.softplus(xr, 2.0, 5.0)),
+    ]
+    for got, want in cases:
+        assert torch.equal(ttnn.to_torch(got).float(), bf16(want))
+
+
+@pytest.mark.parametrize("name,fn,low,high", [("acosh", torch.acosh, 1.0, 5.0), ("atanh", torch.atanh, -0.95, 0.95)])
+def test_inverse_hyperbolics_in_domain(ttnn, device, name, fn, low, high):
+    x = torch.rand(33, 40) * (high - low) + low
+    got = ttnn.to_torch(getattr(ttnn, name)(dev(ttnn, device, x, dtype=ttnn.float32)))
+    assert torch.equal(got, fn(x))
+
+
+def test_round_halves_to_even_and_checks_decimals(ttnn, device):
+    x = torch.tensor([[0.5, 1.5, 2.5, -0.5, -2.5, 1.25, 3.14159, -7.7]])
+    t = dev(ttnn, device, x, dtype=ttnn.float32)
+    assert ttnn.to_torch(ttnn.round(t)).tolist() == [[0.0, 2.0, 2.0, -0.0, -2.0, 1.0, 3.0, -8.0]]
+    assert torch.equal(ttnn.to_torch(ttnn.round(t, decimals=2)), torch.round(x, decimals=2))
+    with pytest.raises(RuntimeError, match="decimals"):
+        ttnn.round(t, decimals=9)
+
+
+def test_divide_rounding_modes(ttnn, device):
+    a = dev(ttnn, device, torch.tensor([[7.0, -7.0, 9.0, -1.0]]), dtype=ttnn.float32)
+    b = dev(ttnn, device, torch.tensor([[2.0, 2.0, 3.0, 4.0]]), dtype=ttnn.float32)
+    assert ttnn.to_torch(ttnn.divide(a, b)).tolist() == [[3.5, -3.5, 3.0, -0.25]]
+    assert ttnn.to_torch(ttnn.divide(a, b, rounding_mode="trunc")).tolist() == [[3.0, -3.0, 3.0, -0.0]]
+    assert ttnn.to_torch(ttnn.divide(a, b, rounding_mode="floor")).tolist() == [[3.0, -4.0, 3.0, -1.0]]
+    assert ttnn.to_torch(ttnn.divide(a, 2.0, rounding_mode="floor")).tolist() == [[3.0, -4.0, 4.0, -1.0]]
+    with pytest.raises(RuntimeError, match="rounding_mode"):
+        ttnn.divide(a, b, rounding_mode="round")
+
+
+def test_fmod_and_remainder_sign_conventions(ttnn, device):
+    a = torch.tensor([[-4.0, 7.0, 5.0, 4.0, -7.0, 8.0]])
+    b = torch.tensor([[3.0, -3.0, 8.0, -3.0, 3.0, 5.0]])
+    ta, tb = dev(ttnn, device, a, dtype=ttnn.float32), dev(ttnn, device, b, dtype=ttnn.float32)
+    assert ttnn.to_torch(ttnn.fmod(ta, tb)).tolist() == [[-1.0, 1.0, 5.0, 1.0, -1.0, 3.0]]  # dividend's sign
+    assert ttnn.to_torch(ttnn.remainder(ta, tb)).tolist() == [[2.0, -2.0, 5.0, -2.0, 2.0, 3.0]]  # divisor's
+    assert ttnn.to_torch(ttnn.remainder(ta, 3.0)).tolist() == [[2.0, 1.0, 2.0, 1.0, 2.0, 2.0]]
+    u16 = dev(ttnn, device, torch.ones(32, 32, dtype=torch.int32), dtype=ttnn.uint16)
+    with pytest.raises(RuntimeError, match="unsupported dtype DataType::UINT16"):
+        ttnn.fmod(u16, u16)
+
+
+def test_logical_xor(ttnn, device):
+    a, b = (torch.rand(32, 32) > 0.5).float(), (torch.rand(32) > 0.5).float()
+    got = ttnn.to_torch(ttnn.logical_xor(dev(ttnn, device, a), dev(ttnn, device, b))).float()
+    assert torch.equal(got, (a != b).float())

@@ -1,0 +1,130 @@
+"""Activation ONNX ops -> ttnn activations, passing ONNX's parameters explicitly.
+
+When a ttnn op has the ONNX function with fixed constants (ttnn.hardsigmoid is relu6(x + 3) / 6), it is
+used only for those constants; other parameters are composed from primitives.  Every rule keeps its input's
+form, so activations after a convolution stay in flattened NHWC.
+"""
+from __future__ import annotations
+
+import math
+
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.eltwise import binary_to, intermediate, tensor_scalar, unary, unary_to
+from onnx2ttnn.lowering.registry import register
+
+SELU_ALPHA = 1.67326319217681884765625  # ONNX Selu defaults (float32 values of the paper's constants)
+SELU_GAMMA = 1.05070102214813232421875
+
+
+def _attr(node: gs.Node, name: str, default: float) -> float:
+    return float(node.attrs.get(name, default))
+
+
+@register("Gelu", 20, ttnn=("gelu",))
+def gelu(ctx: LoweringContext, node: gs.Node) -> None:
+    approximate = node.attrs.get("approximate", "none")
+    unary(ctx, node, "gelu", fast_and_approximate_mode=True if approximate == "tanh" else None)
+
+
+@register("Gelu", 1, domain="onnx2ttnn", ttnn=("gelu",), note="fused from the Erf pattern")
+def fused_gelu(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "gelu")
+
+
+@register("HardSigmoid", 6, ttnn=("hardsigmoid", "multiply", "add", "clip"),
+          note="ttnn.hardsigmoid for alpha=1/6, beta=0.5; else clip(alpha*x + beta, 0, 1)")
+def hard_sigmoid(ctx: LoweringContext, node: gs.Node) -> None:
+    alpha, beta = _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5)
+    if math.isclose(alpha, 1.0 / 6.0, rel_tol=1e-6) and beta == 0.5:
+        unary(ctx, node, "hardsigmoid")
+        return
+    out = node.outputs[0]
+    scaled = intermediate(out, "scaled", out.shape)
+    tensor_scalar(ctx, scaled, node.inputs[0], "multiply", alpha)
+    shifted = intermediate(out, "shifted", out.shape)
+    tensor_scalar(ctx, shifted, scaled, "add", beta)
+    unary_to(ctx, shifted, out, "clip", min=0.0, max=1.0)
+
+
+@register("HardSwish", 14, ttnn=("hardswish",))
+def hard_swish(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "hardswish")
+
+
+@register("LeakyRelu", 6, ttnn=("leaky_relu",))
+def leaky_relu(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "leaky_relu", negative_slope=_attr(node, "alpha", 0.01))
+
+
+@register("PRelu", 7, ttnn=("leaky_relu", "relu", "minimum", "multiply", "add"),
+          note="one-element slope: leaky_relu; else relu(x) + slope * min(x, 0)")
+def prelu(ctx: LoweringContext, node: gs.Node) -> None:
+    x, slope = node.inputs
+    out = node.outputs[0]
+    value = ctx.constant(slope)
+    if value is not None and value.size == 1:
+        unary(ctx, node, "leaky_relu", negative_slope=float(value.reshape(-1)[0]))
+        return
+    positive = intermediate(out, "positive", x.shape)
+    unary_to(ctx, x, positive, "relu")
+    negative = intermediate(out, "negative", x.shape)
+    tensor_scalar(ctx, negative, x, "minimum", 0.0)
+    scaled = intermediate(out, "scaled", out.shape)
+    binary_to(ctx, negative, slope, scaled, "multiply")
+    binary_to(ctx, positive, scaled, out, "add")
+
+
+@register("Elu", 6, ttnn=("elu",))
+def elu(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "elu", alpha=_attr(node, "alpha", 1.0))
+
+
+@register("Selu", 6, ttnn=("selu",))
+def selu(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "selu", scale=_attr(node, "gamma", SELU_GAMMA), alpha=_attr(node, "alpha", SELU_ALPHA))
+
+
+@register("Celu", 12, ttnn=("celu",))
+def celu(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "celu", alpha=_attr(node, "alpha", 1.0))
+
+
+@register("Softplus", 1, ttnn=("softplus",), note="beta=1; linear above 20 (ttnn's threshold)")
+def softplus(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "softplus", beta=1.0, threshold=20.0)
+
+
+@register("Softsign", 1, ttnn=("softsign",))
+def softsign(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "softsign")
+
+
+@register("Mish", 18, ttnn=("mish",))
+def mish(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "mish")
+
+
+@register("ThresholdedRelu", 10, ttnn=("threshold",), note="x where x > alpha, else 0")
+def thresholded_relu(ctx: LoweringContext, node: gs.Node) -> None:
+    unary(ctx, node, "threshold", threshold=_attr(node, "alpha", 1.0), value=0.0)
+
+
+@register("Shrink", 9, ttnn=("hardshrink", "softshrink", "sign", "multiply", "subtract"),
+          note="bias 0: hardshrink; bias = lambd: softshrink; else h - bias * sign(h), h = hardshrink(x)")
+def shrink(ctx: LoweringContext, node: gs.Node) -> None:
+    lambd, bias = _attr(node, "lambd", 0.5), _attr(node, "bias", 0.0)
+    if bias == 0.0:
+        unary(ctx, node, "hardshrink", lambd=lambd)
+    elif bias == lambd:
+        unary(ctx, node, "softshrink", lambd=lambd)
+    else:
+        out = node.outputs[0]
+        kept = intermediate(out, "kept", out.shape)
+        unary_to(ctx, node.inputs[0], kept, "hardshrink", lambd=lambd)
+        side = intermediate(out, "side", out.shape)
+        unary_to(ctx, kept, side, "sign")
+        shift = intermediate(out, "shift", out.shape)
+        tensor_scalar(ctx, shift, side, "multiply", bias)
+        binary_to(ctx, kept, shift, out, "subtract")

@@ -1,0 +1,107 @@
+"""Activation lowering rules (lowering/activations.py): ONNX parameters reach ttnn, or are composed.
+
+One-node models run on the simulator (fp32) against onnxruntime; each test also checks which ttnn ops the
+rule chose (e.g. ttnn.hardsigmoid only for its own constants) and that the program fits the API manifest.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tests.lowering.test_eltwise import check, f32, model, rng, run
+
+
+@pytest.mark.parametrize("attrs", [{}, {"alpha": 0.5, "beta": 0.6}])
+def test_hardsigmoid_with_onnx_constants_is_composed(tmp_path, attrs):
+    feeds = {"x": f32(3, 4, 5, scale=3)}
+    check(model("HardSigmoid", feeds, attrs=attrs), feeds, tmp_path, calls=["multiply", "add", "clip"],
+          absent=["hardsigmoid"])
+
+
+def test_hardsigmoid_with_torch_constants_uses_ttnn_hardsigmoid(tmp_path):
+    feeds = {"x": f32(3, 40, scale=4)}
+    check(model("HardSigmoid", feeds, attrs={"alpha": 1.0 / 6.0, "beta": 0.5}), feeds, tmp_path,
+          calls=["hardsigmoid"], absent=["clip"])
+
+
+@pytest.mark.parametrize("op,attrs,ttnn_op,param", [
+    ("LeakyRelu", {}, "leaky_relu", "negative_slope=0.01"),
+    ("LeakyRelu", {"alpha": 0.2}, "leaky_relu", "negative_slope=0.2"),
+    ("Elu", {"alpha": 2.0}, "elu", "alpha=2.0"),
+    ("Celu", {"alpha": 2.0}, "celu", "alpha=2.0"),
+    ("Selu", {}, "selu", "scale=1.0507010221481323"),
+    ("Selu", {"alpha": 2.0, "gamma": 3.0}, "selu", "scale=3.0"),
+    ("ThresholdedRelu", {"alpha": 0.5}, "threshold", "threshold=0.5"),
+    ("ThresholdedRelu", {}, "threshold", "threshold=1.0"),
+    ("Softplus", {}, "softplus", "beta=1.0"),
+    ("Softsign", {}, "softsign", ""),
+    ("Mish", {}, "mish", ""),
+    ("HardSwish", {}, "hardswish", ""),
+])
+def test_parametrised_activation(tmp_path, op, attrs, ttnn_op, param):
+    feeds = {"x": f32(3, 4, 5, scale=3)}
+    source = check(model(op, feeds, attrs=attrs), feeds, tmp_path, calls=[ttnn_op])
+    assert param in source
+
+
+def test_selu_default_alpha_is_onnx_float32_constant(tmp_path):
+    feeds = {"x": f32(200, scale=3)}
+    source = check(model("Selu", feeds), feeds, tmp_path, calls=["selu"])
+    assert "alpha=1.6732631921768188" in source
+
+
+def test_prelu_with_a_scalar_slope_is_leaky_relu(tmp_path):
+    feeds = {"x": f32(3, 40)}
+    check(model("PRelu", feeds, consts={"s": np.array([0.25], np.float32)}), feeds, tmp_path,
+          calls=["leaky_relu"], absent=["minimum"])
+
+
+@pytest.mark.parametrize("slope_shape", [(5,), (3, 4, 5)])
+def test_prelu_with_a_slope_tensor_broadcasts(tmp_path, slope_shape):
+    feeds = {"x": f32(3, 4, 5), "s": f32(*slope_shape)}
+    check(model("PRelu", feeds), feeds, tmp_path, calls=["relu", "minimum", "multiply", "add"])
+
+
+def test_prelu_after_conv_stays_in_nhwc(tmp_path):
+    """A per-channel slope [C,1,1] after a Conv is applied in the flattened NHWC form (no permute back)."""
+    weight = numpy_helper.from_array(f32(4, 3, 3, 3), "w")
+    slope = numpy_helper.from_array(np.abs(f32(4, 1, 1)), "s")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("PRelu", ["c", "s"], ["p"]),
+             helper.make_node("Conv", ["p", "w2"], ["y"], pads=[1, 1, 1, 1])]
+    weight2 = numpy_helper.from_array(f32(4, 4, 3, 3), "w2")
+    graph = helper.make_graph(nodes, "conv_prelu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [weight, slope, weight2])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    feeds = {"x": f32(1, 3, 8, 8)}
+    got, want, source = run(m, feeds, tmp_path)
+    assert np.abs(got - want).max() < 0.01 * np.abs(want).max()  # conv weights are bf16 on the device
+    forward = source[source.index("def forward"):]
+    assert forward.count("ttnn.permute(") == 2  # NCHW -> NHWC at the input, back at the output only
+
+
+@pytest.mark.parametrize("attrs,ttnn_op", [({"lambd": 1.5}, "hardshrink"),
+                                           ({"lambd": 1.5, "bias": 1.5}, "softshrink"),
+                                           ({"lambd": 1.0, "bias": 0.25}, "hardshrink")])
+def test_shrink(tmp_path, attrs, ttnn_op):
+    feeds = {"x": np.concatenate([np.linspace(-3, 3, 25, dtype=np.float32), f32(15, scale=2)])}
+    check(model("Shrink", feeds, attrs=attrs), feeds, tmp_path, calls=[ttnn_op])
+
+
+def test_gelu_tanh_approximation(tmp_path):
+    feeds = {"x": f32(4, 40, scale=2)}
+    source = check(model("Gelu", feeds, attrs={"approximate": "tanh"}, opset=20), feeds, tmp_path, calls=["gelu"])
+    assert "fast_and_approximate_mode=True" in source
+
+
+def test_elu_negative_inputs_only(tmp_path):
+    feeds = {"x": -np.abs(f32(64, scale=4))}
+    check(model("Elu", feeds, attrs={"alpha": 0.5}), feeds, tmp_path)
+
+
+def test_celu_and_selu_keep_positive_inputs(tmp_path):
+    feeds = {"x": np.abs(rng.standard_normal(50)).astype(np.float32)}
+    check(model("Celu", feeds, attrs={"alpha": 3.0}), feeds, tmp_path)
