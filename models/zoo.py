@@ -1,0 +1,220 @@
+"""The model zoo: real architectures the CI converts and verifies on every change (docs/zoo.md).
+
+Three kinds of entries:
+- `example`: the tiny models committed in models/ (built by models/make_examples.py);
+- `onnx-light`: the trained-architecture ONNX files the onnx wheel ships (onnx/backend/test/data/light);
+- `transformers`: a transformers model built from a config with random weights (fixed seed, offline) and
+  exported with torch.onnx.export(dynamo=True, opset 18) and, where it works, the TorchScript exporter.
+  Each has a `reduced` config for CI and the published `full` config for the benchmark run.
+
+This module only describes models and builds the transformers ones on demand (models/export.py caches the
+exports); it imports torch and transformers lazily.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    shape: tuple[int, ...]
+    kind: str = "float"  # "float" (randn), "ids" (randint below `high`), "mask" (ones)
+    high: int = 0
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    name: str  # unique, used in file names and test ids
+    architecture: str  # what the docs table shows
+    kind: str  # "example" | "onnx-light" | "transformers"
+    path: str = ""  # example / onnx-light: the ONNX file
+    config: str = ""  # transformers: config class name
+    model: str = ""  # transformers: model class name
+    reduced: dict = field(default_factory=dict)  # config overrides for CI
+    full: dict = field(default_factory=dict)  # overrides on the default (published) config
+    inputs: Callable[[object], tuple[Input, ...]] = None  # config -> inputs
+    outputs: tuple[str, ...] = ()  # names given to the exported outputs
+    exporters: tuple[str, ...] = ("dynamo",)
+    ci: bool = True  # run in the default test run (False: only with the full-size flag)
+
+
+def _pixels(size_key: str = "image_size", channels_key: str = "num_channels"):
+    def inputs(config):
+        size = getattr(config, size_key)
+        size = size[0] if isinstance(size, (list, tuple)) else size
+        return (Input("pixel_values", (1, getattr(config, channels_key, 3), size, size)),)
+    return inputs
+
+
+def _pixels_fixed(size: int):
+    def inputs(config):
+        return (Input("pixel_values", (1, getattr(config, "num_channels", 3), size, size)),)
+    return inputs
+
+
+def _text(seq: int, mask: bool = True):
+    def inputs(config):
+        ids = Input("input_ids", (1, seq), "ids", config.vocab_size)
+        return (ids, Input("attention_mask", (1, seq), "mask")) if mask else (ids,)
+    return inputs
+
+
+def _audio(samples: int):
+    def inputs(config):
+        return (Input("input_values", (1, samples)),)
+    return inputs
+
+
+def _mel(config):
+    return (Input("input_features", (1, config.num_mel_bins, 2 * config.max_source_positions)),)
+
+
+_SMALL_TEXT = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                   vocab_size=512, max_position_embeddings=64)
+_SMALL_VIT = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                  image_size=64, patch_size=16)
+
+
+def _light(name: str) -> str:
+    import onnx
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", f"light_{name}.onnx")
+
+
+MODELS: list[ZooModel] = [
+    ZooModel("mlp", "MLP", "example", path=os.path.join(HERE, "mlp.onnx")),
+    ZooModel("cnn", "small CNN", "example", path=os.path.join(HERE, "cnn.onnx")),
+    # --- vision (transformers) ---
+    ZooModel("resnet", "ResNet-50", "transformers", config="ResNetConfig", model="ResNetModel",
+             reduced=dict(embedding_size=16, hidden_sizes=[32, 64, 128, 256], depths=[1, 1, 1, 1]),
+             inputs=_pixels_fixed(64), outputs=("last_hidden_state", "pooler_output"),
+             exporters=("dynamo", "torchscript")),
+    ZooModel("mobilenet_v2", "MobileNetV2", "transformers", config="MobileNetV2Config", model="MobileNetV2Model",
+             reduced=dict(depth_multiplier=0.35, image_size=64), inputs=_pixels(),
+             outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("efficientnet", "EfficientNet-B0", "transformers", config="EfficientNetConfig",
+             model="EfficientNetModel", reduced=dict(width_coefficient=0.25, depth_coefficient=0.25, image_size=64),
+             inputs=_pixels(), outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("convnext", "ConvNeXt-T", "transformers", config="ConvNextConfig", model="ConvNextModel",
+             reduced=dict(hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], image_size=64),
+             inputs=_pixels(), outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("regnet", "RegNet-Y-040", "transformers", config="RegNetConfig", model="RegNetModel",
+             reduced=dict(embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], groups_width=8),
+             inputs=_pixels_fixed(64), outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("vit", "ViT-B/16", "transformers", config="ViTConfig", model="ViTModel", reduced=_SMALL_VIT,
+             inputs=_pixels(), outputs=("last_hidden_state", "pooler_output"), exporters=("dynamo", "torchscript")),
+    ZooModel("deit", "DeiT-B", "transformers", config="DeiTConfig", model="DeiTModel", reduced=_SMALL_VIT,
+             inputs=_pixels(), outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("swin", "Swin-T", "transformers", config="SwinConfig", model="SwinModel",
+             reduced=dict(embed_dim=32, depths=[1, 1], num_heads=[2, 4], image_size=64, window_size=4, patch_size=4),
+             inputs=_pixels(), outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("segformer", "SegFormer-B0", "transformers", config="SegformerConfig", model="SegformerModel",
+             reduced=dict(hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], num_attention_heads=[1, 2, 4, 8],
+                          decoder_hidden_size=64),
+             inputs=_pixels_fixed(64), outputs=("last_hidden_state",)),
+    ZooModel("yolos", "YOLOS-Ti (detection)", "transformers", config="YolosConfig", model="YolosModel",
+             reduced=dict(_SMALL_VIT, image_size=[64, 64], num_detection_tokens=10), inputs=_pixels_fixed(64),
+             outputs=("last_hidden_state", "pooler_output")),
+    # --- text ---
+    ZooModel("bert", "BERT-base", "transformers", config="BertConfig", model="BertModel", reduced=_SMALL_TEXT,
+             inputs=_text(16), outputs=("last_hidden_state", "pooler_output"), exporters=("dynamo", "torchscript")),
+    ZooModel("distilbert", "DistilBERT", "transformers", config="DistilBertConfig", model="DistilBertModel",
+             reduced=dict(dim=64, n_layers=2, n_heads=4, hidden_dim=128, vocab_size=512, max_position_embeddings=64),
+             inputs=_text(16), outputs=("last_hidden_state",)),
+    ZooModel("roberta", "RoBERTa-base", "transformers", config="RobertaConfig", model="RobertaModel",
+             reduced=dict(_SMALL_TEXT, max_position_embeddings=80), inputs=_text(16),
+             outputs=("last_hidden_state", "pooler_output")),
+    ZooModel("gpt2", "GPT-2 small", "transformers", config="GPT2Config", model="GPT2Model",
+             reduced=dict(n_embd=64, n_layer=2, n_head=4, vocab_size=512, n_positions=64), inputs=_text(16, mask=False),
+             outputs=("last_hidden_state",)),
+    ZooModel("llama", "LLaMA-style decoder", "transformers", config="LlamaConfig", model="LlamaModel",
+             reduced=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                          intermediate_size=128, vocab_size=512, max_position_embeddings=64),
+             full=dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                       intermediate_size=8192, vocab_size=32000),
+             inputs=_text(16, mask=False), outputs=("last_hidden_state",)),
+    ZooModel("t5_encoder", "T5 encoder (t5-small)", "transformers", config="T5Config", model="T5EncoderModel",
+             reduced=dict(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4, vocab_size=512),
+             full=dict(d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_heads=8),
+             inputs=_text(16), outputs=("last_hidden_state",)),
+    # --- audio ---
+    ZooModel("whisper_encoder", "Whisper encoder (tiny)", "transformers", config="WhisperConfig",
+             model="WhisperEncoder", reduced=dict(d_model=64, encoder_layers=2, encoder_attention_heads=4,
+                                                  encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=32),
+             full=dict(d_model=384, encoder_layers=4, encoder_attention_heads=6, encoder_ffn_dim=1536),
+             inputs=_mel, outputs=("last_hidden_state",)),
+    ZooModel("wav2vec2", "Wav2Vec2-base", "transformers", config="Wav2Vec2Config", model="Wav2Vec2Model",
+             reduced=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                          conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
+                          num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4),
+             inputs=_audio(1600), outputs=("last_hidden_state",)),
+    # --- trained architectures shipped with the onnx wheel (full size, 224x224) ---
+    *[ZooModel(f"light_{n}", title, "onnx-light", path=_light(n), ci=ci) for n, title, ci in (
+        ("resnet50", "ResNet-50 (onnx light)", True), ("squeezenet", "SqueezeNet (onnx light)", True),
+        ("shufflenet", "ShuffleNet (onnx light)", True), ("inception_v1", "Inception v1 (onnx light)", True),
+        ("inception_v2", "Inception v2 (onnx light)", True), ("densenet121", "DenseNet-121 (onnx light)", True),
+        ("bvlc_alexnet", "AlexNet (onnx light)", True), ("zfnet512", "ZFNet-512 (onnx light)", True),
+        ("vgg19", "VGG-19 (onnx light)", False))],
+]
+
+BY_NAME = {m.name: m for m in MODELS}
+
+
+def get(name: str) -> ZooModel:
+    if name not in BY_NAME:
+        raise KeyError(f"no zoo model {name!r}; known: {', '.join(BY_NAME)}")
+    return BY_NAME[name]
+
+
+def build_config(entry: ZooModel, size: str):
+    """The transformers config of an entry at `size` ("reduced" or "full")."""
+    import transformers
+
+    config = getattr(transformers, entry.config)()
+    for key, value in (entry.reduced if size == "reduced" else entry.full).items():
+        setattr(config, key, value)
+    return config
+
+
+def build_model(entry: ZooModel, size: str):
+    """(torch module in eval mode with seeded random weights, config)."""
+    import torch
+    import transformers
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    config = build_config(entry, size)
+    torch.manual_seed(SEED)
+    if entry.model == "WhisperEncoder":
+        from transformers.models.whisper.modeling_whisper import WhisperEncoder
+        module = WhisperEncoder(config)
+    else:
+        module = getattr(transformers, entry.model)(config)
+    return module.eval(), config
+
+
+def example_inputs(entry: ZooModel, config) -> dict:
+    """Seeded example inputs (torch tensors) for export and verification."""
+    import torch
+
+    g = torch.Generator().manual_seed(SEED)
+    out = {}
+    for spec in entry.inputs(config):
+        if spec.kind == "ids":
+            out[spec.name] = torch.randint(0, spec.high, spec.shape, generator=g)
+        elif spec.kind == "mask":
+            out[spec.name] = torch.ones(spec.shape, dtype=torch.int64)
+        else:
+            out[spec.name] = torch.randn(spec.shape, generator=g)
+    return out
+
+
+def selected(full: bool = False, names: Optional[list[str]] = None) -> list[ZooModel]:
+    """The entries a run covers: all CI ones (or all, with full sizes), or the named ones."""
+    if names:
+        return [get(n) for n in names]
+    return [m for m in MODELS if full or m.ci]
