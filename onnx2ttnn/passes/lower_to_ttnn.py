@@ -52,7 +52,8 @@ class LowerToTTNN(Pass):
                 if reason is None:
                     fallbacks[label] += 1
                     continue
-            unsupported.add(lctx, node, label, reason, refused=host is not None and not use_fallback)
+            unsupported.add(lctx, node, label, reason, refused=host is not None and not use_fallback,
+                            has_rule=rule is not None or host is not None)
         unsupported.raise_if_any()
         outputs = self._download_outputs(graph, lctx, bfloat16)
         _drop_unused_uploads(lctx)
@@ -107,6 +108,9 @@ class LowerToTTNN(Pass):
         return outputs
 
 
+BROKEN = "failed on an unsupported input"
+
+
 class _Unsupported:
     """The nodes lowering could not handle, collected so that one error names every op type."""
 
@@ -116,6 +120,7 @@ class _Unsupported:
         self.missing: dict[str, list[str]] = {}
         self.reasons: dict[str, str] = {}
         self.refused: set[str] = set()
+        self.placeholders: set[str] = set()  # outputs of unsupported nodes (and of nodes they broke)
 
     def attempt(self, lctx: LoweringContext, node: gs.Node, lower) -> str | None:
         """Run `lower(lctx, node)`; None when it succeeded, else why it declined (the context is rolled back)."""
@@ -130,18 +135,22 @@ class _Unsupported:
             if not (self.failing or self.missing):
                 raise
             lctx.rollback(state)  # fed by an unsupported node's placeholder; the error below says enough
-            return "not lowered"
+            return BROKEN
 
-    def add(self, lctx: LoweringContext, node: gs.Node, label: str, reason, refused: bool) -> None:
-        self.missing.setdefault(label, []).append(lctx.source)
-        if reason and reason != "not lowered":
-            self.reasons.setdefault(label, reason)
-        if refused:
-            self.refused.add(label)
+    def add(self, lctx: LoweringContext, node: gs.Node, label: str, reason, refused: bool,
+            has_rule: bool) -> None:
+        broken = reason is BROKEN and has_rule and any(t.name in self.placeholders for t in node.inputs)
+        if not broken:  # (a node that failed only on an unsupported node's placeholder is not listed)
+            self.missing.setdefault(label, []).append(lctx.source)
+            if reason and reason is not BROKEN:
+                self.reasons.setdefault(label, reason)
+            if refused:
+                self.refused.add(label)
         for t in node.outputs:  # later nodes still lower, so that every unsupported op type is found
             if t.name:
                 shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
                 lctx.bind(t, gs.Variable(t.name + "_unsupported", dtype=FLOAT, shape=shape))
+                self.placeholders.add(t.name)
 
     def raise_if_any(self) -> None:
         if self.missing:
