@@ -44,6 +44,7 @@ def lower_with_fallback(ctx: LoweringContext, node: gs.Node, rule: FallbackRule)
     outputs = [gs.Variable(f"{t.name or 'unused'}_host", dtype=np.dtype(t.dtype) if t.dtype is not None else None,
                            shape=[int(d) for d in t.shape] if t.shape is not None else None)
                for t in node.outputs]
+    outputs += [gs.Variable(f"{node.outputs[0].name}_unused_host") for _ in range(rule.results - len(outputs))]
     ctx.nodes.append(ttnn_node(HOST_COMPUTE, inputs, outputs, ctx.source, _helper=rule.helper,
                                _family=rule.family, _args=tuple(args), _fallback=node.op, **kwargs))
     for tensor, host in zip(node.outputs, outputs):

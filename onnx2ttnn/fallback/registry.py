@@ -25,20 +25,22 @@ class FallbackRule:
     family: str  # the module the rule lives in (and the host file the helper lives in)
     fn: Callable  # fn(node) -> the helper's keyword arguments
     note: str = ""
+    results: int = 1  # how many tensors the helper returns (a node may use fewer: optional outputs)
 
 
 _RULES: dict[tuple[str, str], list[FallbackRule]] = {}
 
 
-def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", note: str = ""):
-    """Decorator: `fn(node) -> dict` gives the keyword arguments of torch helper `helper` for one node."""
+def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", note: str = "", results: int = 1):
+    """Decorator: `fn(node) -> dict` gives the keyword arguments of torch helper `helper` for one node
+    (which returns `results` tensors)."""
 
     def wrap(fn: Callable) -> Callable:
         rules = _RULES.setdefault((domain, op_type), [])
         if any(r.since == since for r in rules):
             raise ValueError(f"duplicate host fallback for {domain or 'ai.onnx'}::{op_type} since {since}")
         family = fn.__module__.rsplit(".", 1)[-1]
-        rules.append(FallbackRule(domain, op_type, since, helper, family, fn, note))
+        rules.append(FallbackRule(domain, op_type, since, helper, family, fn, note, results))
         rules.sort(key=lambda r: r.since)
         return fn
 

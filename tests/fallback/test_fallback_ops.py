@@ -59,6 +59,12 @@ CASES = {
                                              attrs={"reduction": "add"},
                                              inits=[("idx", np.arange(40, dtype=np.int64).reshape(40, 1) * 2),
                                                     ("upd", f32(40, 3))]),
+    "DepthToSpace-CRD": relu_then("DepthToSpace", [1, 8, 2, 3], [1, 2, 4, 6], attrs={"blocksize": 2, "mode": "CRD"}),
+    "GridSample-border": model([helper.make_node("GridSample", ["x", "g"], ["y"], padding_mode="border")],
+                               [("x", FLOAT, [1, 2, 4, 5]), ("g", FLOAT, [1, 3, 3, 2])], [("y", FLOAT, [1, 2, 3, 3])]),
+    "SoftmaxCrossEntropyLoss-loss-only": model(
+        [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y"], reduction="sum", ignore_index=1)],
+        [("x", FLOAT, [3, 5])], [("y", FLOAT, [])], [("t", np.array([0, 1, 4], np.int64))]),
     "Mod-fmod-of-graph-inputs": model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=1)],
                                           [("a", FLOAT, [3, 4]), ("b", FLOAT, [3, 4])], [("y", FLOAT, [3, 4])]),
 }
