@@ -41,6 +41,9 @@ def model_options(fn):
                      help="placement policy: dram interleaved everywhere, or L1 interleaved where it fits"),
         click.option("--dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
                      help="compute dtype of float tensors"),
+        click.option("--no-fallback", "no_fallback", is_flag=True,
+                     help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "
+                          "op type that has no ttnn lowering"),
     ]
     for d in reversed(decorators):
         fn = d(fn)
@@ -60,7 +63,8 @@ def main() -> None:
 @click.option("--emit-ir", "emit_ir", help="also write the annotated IR as ONNX (opens in Netron)")
 @click.option("--print-pipeline", is_flag=True, help="print the passes in order and exit")
 @click.option("--dump-ir-after", multiple=True, metavar="PASS", help="write the IR after PASS (repeatable)")
-def convert(model, output, input_shape, device, memory, dtype, emit_ir, print_pipeline, dump_ir_after):
+def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit_ir, print_pipeline,
+            dump_ir_after):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -85,7 +89,8 @@ def convert(model, output, input_shape, device, memory, dtype, emit_ir, print_pi
 
     try:
         result = run_convert(model, output, input_shapes=shapes, device=device,
-                             memory=memory, dtype=dtype, dump_ir_after=tuple(dump_ir_after),
+                             memory=memory, dtype=dtype, fallback=not no_fallback,
+                             dump_ir_after=tuple(dump_ir_after),
                              dump_dir=os.path.dirname(os.path.abspath(output)),
                              progress=lambda name: click.echo(f"  {name} ...", err=True))
         if emit_ir:
@@ -120,9 +125,12 @@ def summary(result, program: str, weights: str) -> str:
     counts = result.op_counts()
     ops = ", ".join(f"{op} {n}" for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     times = ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in result.timings)
+    fallbacks = result.fallback_counts()
+    hosted = ", ".join(f"{op} {n}" for op, n in sorted(fallbacks.items(), key=lambda kv: (-kv[1], kv[0])))
     return "\n".join([
         f"wrote {program} and {weights}",
         f"ttnn calls: {sum(counts.values())} ({ops})",
+        f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         f"time: {times}",
     ])
@@ -133,14 +141,14 @@ def summary(result, program: str, weights: str) -> str:
 @model_options
 @click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
 @click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
-def verify(model, input_shape, device, memory, dtype, inputs_path, per_op):
+def verify(model, input_shape, device, memory, dtype, no_fallback, inputs_path, per_op):
     """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime."""
     from onnx2ttnn.verify import verify as run_verify
 
     shapes = parse_input_shapes(input_shape)
     try:
         report = run_verify(model, input_shapes=shapes, device=device, memory=memory,
-                            dtype=dtype, inputs=inputs_path, per_op=per_op)
+                            dtype=dtype, fallback=not no_fallback, inputs=inputs_path, per_op=per_op)
     except ConversionError as exc:
         fail(str(exc))
     click.echo(report.text())

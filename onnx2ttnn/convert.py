@@ -13,6 +13,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE
 from onnx2ttnn.options import DTYPES, MEMORY_POLICIES, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
@@ -33,7 +34,12 @@ class Conversion:
         return self.program.source
 
     def op_counts(self) -> Counter:
-        return Counter(n.op for n in self.module.graph.nodes if not n.attrs.get("_param"))
+        """ttnn call -> how many the program makes (host fallback computations are not ttnn calls)."""
+        return Counter(n.op for n in self.module.graph.nodes if not n.attrs.get("_param") and n.op != HOST_COMPUTE)
+
+    def fallback_counts(self) -> dict[str, int]:
+        """ONNX op type -> number of its nodes the program computes on the host (host fallback)."""
+        return dict(self.module.notes.get("lower-to-ttnn", {}).get("host_fallbacks", {}))
 
     def weight_bytes(self) -> int:
         return sum(a.nbytes for a in self.program.weights.values())
@@ -69,7 +75,8 @@ def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str
             probes: bool = False, **options) -> Conversion:
     """Convert an ONNX model (path or ModelProto) for a Tenstorrent device.
 
-    Options are the fields of onnx2ttnn.options.Options (device, memory, dtype, input_shapes, ...).
+    Options are the fields of onnx2ttnn.options.Options (device, memory, dtype, input_shapes, fallback, ...);
+    `fallback=False` refuses host fallbacks (UnsupportedOpsError names every op type that would need one).
     `output_path` only names the files the program refers to; nothing is written until Conversion.write().
     `probes` makes the program report every intermediate value to a PROBE hook (for verify --per-op).
     """

@@ -6,17 +6,47 @@ class ConversionError(Exception):
     """The model or the options cannot be converted; the message says why and what to do."""
 
 
-class UnsupportedOpsError(ConversionError):
-    """Some ONNX op types have no lowering; lists every one of them at once."""
+class NotLowerable(ConversionError):
+    """Raised by a lowering rule that declines a node (an attribute or input variant it cannot map to ttnn).
 
-    def __init__(self, missing: dict[str, list[str]], opset: int) -> None:
+    The lowering pass catches it: the node goes to its host fallback when one exists and fallbacks are on,
+    else it is reported with every other unsupported node.  Raised through `LoweringContext.decline`;
+    `reason` is the message without the node name.
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+class UnsupportedOpsError(ConversionError):
+    """Some ONNX op types have no lowering (and no usable fallback); lists every one of them at once.
+
+    `missing`: op type -> names of its nodes; `reasons`: op type -> why a rule declined (when it did);
+    `fallbacks`: op types a host fallback exists for (refused by --no-fallback).
+    """
+
+    def __init__(self, missing: dict[str, list[str]], opset: int, reasons: dict[str, str] | None = None,
+                 fallbacks: tuple[str, ...] = ()) -> None:
         self.missing = missing
-        lines = [f"{len(missing)} unsupported ONNX op type(s) (opset {opset}):"]
+        self.reasons = reasons or {}
+        self.fallbacks = tuple(sorted(fallbacks))
+        counts = ", ".join(f"{op} ({_nodes(len(missing[op]))})" for op in sorted(missing))
+        kinds = f"{len(missing)} ONNX op type{'s' if len(missing) != 1 else ''}"
+        lines = [f"{kinds} {'have' if len(missing) != 1 else 'has'} no ttnn lowering: {counts}"]
         for op_type in sorted(missing):
             names = missing[op_type]
             shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
-            lines.append(f"  {op_type}: {len(names)} node(s): {shown}")
+            reason = f" ({self.reasons[op_type]})" if op_type in self.reasons else ""
+            lines.append(f"  {op_type} (opset {opset}): {shown}{reason}")
+        if self.fallbacks:
+            lines.append(f"  host fallbacks exist for {', '.join(self.fallbacks)}: convert without --no-fallback "
+                         "to run them on the host")
         super().__init__("\n".join(lines))
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node" if count == 1 else f"{count} nodes"
 
 
 class VerificationError(Exception):

@@ -17,6 +17,9 @@ class Options:
     dtype: str = field(default="bf16", metadata={"help": "compute dtype of float tensors: bf16 or fp32"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})
+    fallback: bool = field(default=True, metadata={"help": "compute ONNX ops that have no ttnn lowering on the "
+                                                           "host with torch (host fallback); False refuses "
+                                                           "them, naming every such op type at once"})
     dump_ir_after: tuple[str, ...] = field(default=(), metadata={"help": "pass names to dump the IR after"})
     dump_dir: str = field(default=".", metadata={"help": "folder for --dump-ir-after files"})
 
@@ -24,4 +27,5 @@ class Options:
         """One line for the generated program's header."""
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
+        text += "" if self.fallback else " fallback=off"
         return text + (f" input_shapes={shapes}" if shapes else "")

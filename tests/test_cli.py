@@ -47,7 +47,9 @@ def _script() -> list[str]:
 
 
 def run_subprocess(args: list[str], cwd: Path) -> Run:
-    proc = subprocess.run(_script() + args, cwd=cwd, capture_output=True, text=True, timeout=120)
+    # this checkout's package, not whichever one is installed (worktrees share one editable install)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.run(_script() + args, cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -112,17 +114,44 @@ def _model(nodes, inputs, outputs, initializers=()) -> onnx.ModelProto:
 
 
 def unsupported_model(path: Path) -> Path:
-    """Three op types onnx2ttnn does not lower: Hardmax x1, LpNormalization x2, Trilu x1."""
+    """Three op types onnx2ttnn neither lowers nor has a host fallback for (a custom domain): Foo x2,
+    Bar x1, Baz x1."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu0"),
-        helper.make_node("Hardmax", ["r"], ["h"], name="hm0"),
-        helper.make_node("LpNormalization", ["h"], ["l1"], name="lp0"),
-        helper.make_node("LpNormalization", ["l1"], ["l2"], name="lp1"),
-        helper.make_node("Trilu", ["l2"], ["y"], name="tri0"),
+        helper.make_node("Foo", ["r"], ["f1"], name="foo0", domain="com.example"),
+        helper.make_node("Bar", ["f1"], ["b"], name="bar0", domain="com.example"),
+        helper.make_node("Foo", ["b"], ["f2"], name="foo1", domain="com.example"),
+        helper.make_node("Baz", ["f2"], ["y"], name="baz0", domain="com.example"),
     ]
-    return _save(_model(nodes, [x], [y]), path)
+    shapes = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 8]) for n in ("f1", "b", "f2")]
+    graph = helper.make_graph(nodes, "g", [x], [y], value_info=shapes)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.example", 1)])
+    model.ir_version = 8
+    return _save(model, path)
+
+
+FALLBACK_OPS = ("Det", "Hardmax", "ReverseSequence")  # no ttnn op computes these (ttnn 0.81.1 manifest)
+
+
+def fallback_model(path: Path) -> Path:
+    """Three op types that only a host fallback computes: ReverseSequence x2, Det x1, Hardmax x1."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 3, 3])
+    d = helper.make_tensor_value_info("d", TensorProto.FLOAT, [16])
+    h = helper.make_tensor_value_info("h", TensorProto.FLOAT, [16, 3, 3])
+    lens = numpy_helper.from_array(np.array([3, 2, 1, 3] * 4, np.int64), "lens")
+    lens4 = numpy_helper.from_array(np.array([16, 1, 7], np.int64), "lens4")
+    nodes = [
+        helper.make_node("ReverseSequence", ["x", "lens"], ["r1"], name="rev0", batch_axis=0, time_axis=1),
+        helper.make_node("Relu", ["r1"], ["a"], name="relu0"),
+        helper.make_node("Add", ["a", "x"], ["s"], name="add0"),
+        helper.make_node("ReverseSequence", ["s", "lens4"], ["r2"], name="rev1", batch_axis=1, time_axis=0),
+        helper.make_node("Det", ["r2"], ["d"], name="det0"),
+        helper.make_node("Hardmax", ["s"], ["h"], name="hardmax0"),
+    ]
+    return _save(_model(nodes, [x], [d, h], [lens, lens4]), path)
 
 
 def symbolic_model(path: Path) -> Path:
@@ -150,6 +179,7 @@ def work(tmp_path: Path) -> Path:
     assert (ext_dir / "w.data").is_file()
     (ext_dir / "w.data").unlink()
     unsupported_model(tmp_path / "unsupported.onnx")
+    fallback_model(tmp_path / "fallback.onnx")
     symbolic_model(tmp_path / "symbolic.onnx")
     (tmp_path / "a_file").write_text("a file, not a folder\n")
     (tmp_path / "out").mkdir()
@@ -165,7 +195,11 @@ BAD = [
     ("truncated-protobuf", "truncated.onnx", "out/m.py", [], ["truncated.onnx"]),
     ("missing-external-data", "ext/ext.onnx", "out/m.py", [], ["w.data", "not found"]),
     ("unsupported-ops", "unsupported.onnx", "out/m.py", [],
-     ["3 unsupported", "Hardmax: 1 node", "LpNormalization: 2 node", "Trilu: 1 node", "'lp0'", "'lp1'"]),
+     ["error: 3 ONNX op types have no ttnn lowering: com.example::Bar (1 node), com.example::Baz (1 node), "
+      "com.example::Foo (2 nodes)", "'foo0', 'foo1'"]),
+    ("no-fallback", "fallback.onnx", "out/m.py", ["--no-fallback"],
+     ["error: 3 ONNX op types have no ttnn lowering: Det (1 node), Hardmax (1 node), ReverseSequence (2 nodes)",
+      "'rev0', 'rev1'", "host fallbacks exist for Det, Hardmax, ReverseSequence"]),
     ("symbolic-dims", "symbolic.onnx", "out/m.py", [], ["'x'", "N", "--input-shape"]),
     ("output-folder-missing", str(MLP), "no_such_folder/m.py", [], ["no_such_folder", "does not exist"]),
     ("output-parent-is-a-file", str(MLP), "a_file/m.py", [], ["a_file"]),
@@ -182,7 +216,7 @@ BAD = [
 ]
 # the cases also run as a real subprocess (each costs ~0.5 s of interpreter start-up)
 SUBPROCESS_CASES = {"missing-file", "random-bytes", "truncated-protobuf", "missing-external-data",
-                    "unsupported-ops", "symbolic-dims", "output-parent-is-a-file", "output-is-a-folder",
+                    "unsupported-ops", "no-fallback", "symbolic-dims", "output-parent-is-a-file", "output-is-a-folder",
                     "bad-input-shape-no-equals", "unknown-input-name"}
 BAD_RUNS = [pytest.param(mode, *case, id=f"{case[0]}-{mode}") for case in BAD
             for mode in ("inprocess", "subprocess") if mode == "inprocess" or case[0] in SUBPROCESS_CASES]
@@ -211,6 +245,36 @@ def test_bad_input(work: Path, mode, case, model, output, extra, words):
         problems += [f"{word!r} not in the message:\n{msg}" for word in words if word not in msg]
     assert not problems, "\n".join(problems)
     assert not (work / "no_such_folder").exists()
+
+
+def test_fallback_model_converts_with_host_fallbacks(work: Path):
+    from tests.ttnn_api import check_source
+
+    out = work / "out" / "fb_ttnn.py"
+    run = run_inprocess(["convert", "fallback.onnx", "-o", str(out)], work)
+    assert run.code == 0, run.stderr
+    assert "host fallback nodes: 4 (ReverseSequence 2, Det 1, Hardmax 1)" in run.stdout
+    src = out.read_text()
+    for op, name in (("ReverseSequence", "rev0"), ("ReverseSequence", "rev1"), ("Det", "det0"),
+                     ("Hardmax", "hardmax0")):
+        assert f"# host fallback: ONNX {op} '{name}'" in src
+    assert check_source(src) == []
+    assert "import torch" in src and "import onnx2ttnn" not in src and "from onnx2ttnn" not in src  # standalone
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_fallback_model_verifies(work: Path, dtype):
+    run = run_inprocess(["verify", "fallback.onnx", "--dtype", dtype], work)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.stdout.rstrip().endswith("PASS")
+
+
+def test_verify_no_fallback_refuses(work: Path):
+    before = listing(work)
+    run = run_inprocess(["verify", "fallback.onnx", "--no-fallback"], work)
+    msg = assert_clean_failure(run)
+    assert "3 ONNX op types have no ttnn lowering: Det (1 node), Hardmax (1 node), ReverseSequence (2 nodes)" in msg
+    assert listing(work) == before
 
 
 def test_symbolic_dims_convert_with_override(work: Path):
@@ -307,9 +371,9 @@ def test_ops_table():
     assert lines[0].startswith("| ONNX op |")
     for op in ("Conv", "MatMul", "Relu", "Add", "Softmax"):
         assert f"| {op} |" in table, op
-    # the three op types the unsupported-ops case relies on are really not lowered
-    for op in ("Hardmax", "LpNormalization", "Trilu"):
-        assert f"| {op} |" not in table, op
+    # the op types the unsupported-ops and no-fallback cases rely on are really not lowered
+    for op in ("Foo", "Bar", "Baz") + FALLBACK_OPS:
+        assert not any(line.startswith(f"| {op} |") and "host fallback" not in line for line in lines), op
     assert all(line.startswith("|") and line.endswith("|") for line in lines)
 
 

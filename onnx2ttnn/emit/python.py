@@ -14,13 +14,18 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.emit import program_template
 from onnx2ttnn.emit.writer import CodeWriter
+from onnx2ttnn.fallback.source import defined_names, helper_source
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
-from onnx2ttnn.ir.ttnn_ops import op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, op_info
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64", "int64": "int64",
-                 "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool", "int16": "int16"}
+                 "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool", "int16": "int16",
+                 "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "bfloat16": "bfloat16"}
+# torch dtypes host fallbacks compute in: wide unsigned ONNX types as int64 (torch lacks their arithmetic),
+# bfloat16 as float32 (the device's bfloat16 values are exact in float32)
+_HOST_TORCH_DTYPES = dict(_TORCH_DTYPES, uint16="int64", uint32="int64", uint64="int64", bfloat16="float32")
 
 
 @dataclass
@@ -77,7 +82,9 @@ class PythonEmitter:
         self.source_model = source_model
         self.options_text = options_text
         self.device_name = device_name
-        self.names = Namespace()
+        self.helpers = sorted({(n.attrs["_family"], n.attrs["_helper"]) for n in module.graph.nodes
+                               if n.op == HOST_COMPUTE})
+        self.names = Namespace(reserved=tuple(defined_names(self.helpers)))
         self._tensor_names: dict[int, str] = {}
         self.weights: dict[str, np.ndarray] = {}
 
@@ -103,6 +110,10 @@ class PythonEmitter:
             src = node.inputs[0]
             first = (f"torch.from_numpy(data[{ascii(node.attrs['_param'])}])" if node.attrs.get("_param")
                      else self.name(src))
+            if node.attrs.get("_shape") is not None:
+                first += f".reshape({literal(tuple(node.attrs['_shape']))})"
+            if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
+                first += f".to(torch.{node.attrs['_torch_dtype']})"
             tensors, args = [], [first]
         if info.variadic_input:
             args.append("[" + ", ".join(self.name(t) for t in tensors) + "]")
@@ -124,12 +135,39 @@ class PythonEmitter:
         args += [f"{k}={literal(v)}" for k, v in attrs.items()]
         return f"ttnn.{node.op}({', '.join(args)})"
 
+    def host_call(self, node: gs.Node) -> str:
+        """`host_<op>(inputs..., attrs...)`: a host fallback's torch helper (not a ttnn call)."""
+        args = []
+        for arg in node.attrs["_args"]:
+            if arg is None:
+                args.append("None")
+            elif arg[0] == "input":
+                tensor = node.inputs[arg[1]]
+                dtype = str(np.dtype(tensor.dtype)) if not tensor.inputs and tensor.dtype is not None else ""
+                cast = _HOST_TORCH_DTYPES.get(dtype, dtype)  # a program argument, in its ONNX dtype
+                args.append(self.name(tensor) + (f".to(torch.{cast})" if cast != dtype else ""))
+            else:
+                _, dtype, shape, values = arg
+                args.append(f"torch.tensor({literal(values)}, dtype=torch.{_HOST_TORCH_DTYPES[dtype]})"
+                            f".reshape({literal(shape)})")
+        args += [f"{k}={literal(v)}" for k, v in argument_attrs(node).items()]
+        return f"{node.attrs['_helper']}({', '.join(args)})"
+
     def statement(self, node: gs.Node) -> str:
         if node.op == "deallocate":
             return self.call(node)
+        if node.op == HOST_COMPUTE:
+            targets = ", ".join(self.name(t) for t in node.outputs)
+            return f"{targets} = {self.host_call(node)}"
         if node.op == "to_torch":
-            dtype = _TORCH_DTYPES.get(node.attrs.get("_torch_dtype", "float32"), "float32")
-            return f"{self.name(node.outputs[0])} = {self.call(node)}.to(torch.{dtype})"
+            table = _HOST_TORCH_DTYPES if node.attrs.get("_fallback") else _TORCH_DTYPES
+            dtype = table.get(node.attrs.get("_torch_dtype", "float32"), "float32")
+            text = self.call(node)
+            if node.attrs.get("_nhwc") is not None:  # flattened NHWC [1, 1, N*H*W, C] back to NCHW
+                text += f".reshape({literal(tuple(node.attrs['_nhwc']))}).permute(0, 3, 1, 2)"
+            if node.attrs.get("_shape") is not None:
+                text += f".reshape({literal(tuple(node.attrs['_shape']))})"
+            return f"{self.name(node.outputs[0])} = {text}.to(torch.{dtype})"
         targets = ", ".join(self.name(t) for t in node.outputs)
         return f"{targets} = {self.call(node)}"
 
@@ -142,6 +180,12 @@ class PythonEmitter:
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
+        if self.helpers:
+            w.line("# Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.")
+            w.line()
+            w.lines(helper_source(self.helpers))
+            w.line()
+            w.line()
         if self.probes:
             w.line("PROBE = None  # set by onnx2ttnn verify --per-op: PROBE(onnx_name, tensor, nhwc_dims)")
             w.line()
@@ -161,7 +205,8 @@ class PythonEmitter:
             for node in nodes:
                 source = node.attrs.get("_source", "")
                 if source != last_source and node.op != "deallocate":
-                    w.line(f"# {ascii(source)}")
+                    fallback = node.attrs.get("_fallback")
+                    w.line(f"# host fallback: ONNX {fallback} {ascii(source)}" if fallback else f"# {ascii(source)}")
                     last_source = source
                 line_map[w.line_count + 1] = index_of[id(node)]
                 w.line(self.statement(node))

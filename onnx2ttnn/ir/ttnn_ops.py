@@ -118,9 +118,20 @@ _op("conv_transpose2d", ("input_tensor", "weight_tensor", "bias_tensor"),
     keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
     input_layouts=(ANY, HOST, HOST), output_page=TILE, output_buffer="dram")
 
+
+# --- host fallback (onnx2ttnn/fallback) -------------------------------------------------------------
+# Not a ttnn call: a torch helper of the generated program, reading and writing host torch tensors
+# (its inputs come from to_torch or the program's arguments; from_torch uploads what ttnn ops read).
+HOST_COMPUTE = "host_compute"
+HOST_OPS: dict[str, OpInfo] = {
+    HOST_COMPUTE: OpInfo(HOST_COMPUTE, ("tensors",), variadic_input=True, input_layouts=(HOST,),
+                         output_page="host", memory_config=False),
+}
+
+
 def op_info(name: str) -> OpInfo:
-    """The OpInfo of a ttnn op; KeyError names the op."""
+    """The OpInfo of a ttnn op (or of the host fallback's computation); KeyError names the op."""
     try:
-        return OPS[name]
+        return OPS[name] if name in OPS else HOST_OPS[name]
     except KeyError:
         raise KeyError(f"ttnn op {name!r} is not in the compiler's op table (ir/ttnn_ops.py)") from None

@@ -4,16 +4,22 @@ ONNX tensors map to ttnn tensors in a *form*: plain (the ONNX shape as is) or NH
 [1, 1, N*H*W, C] layout that ttnn's conv and pooling ops read and write for an ONNX NCHW tensor.  Rules ask
 for the form they need; the context converts (permute + reshape) once per tensor and form and caches the
 result, so chains of convolutions, activations and pools never leave NHWC.
+
+Host fallbacks (fallback/) also keep values on the host: `host_value` gives an ONNX value as a torch
+tensor in its ONNX shape and dtype (downloading a device tensor once), and a value a fallback produced
+stays on the host until a ttnn rule asks for it (`bind_host`), so chains of fallbacks never round-trip.
+A rule that cannot lower a node calls `decline`; the pass rolls the context back to its `checkpoint`.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.errors import ConversionError, NotLowerable
 from onnx2ttnn.ir.graph import ttnn_node
 from onnx2ttnn.ir.names import Namespace
 
@@ -50,6 +56,28 @@ class LoweringContext:
         self._converted: dict[tuple[str, object], gs.Variable] = {}
         self._params: dict[object, gs.Variable] = {}
         self._param_names = Namespace()
+        self._graph_inputs: dict[str, gs.Variable] = {}  # ONNX input name -> the program's torch argument
+        self._host: dict[str, tuple[gs.Variable, str]] = {}  # values a fallback left on the host (+ source)
+
+    # --- declining and rolling back ------------------------------------------------------------
+    def decline(self, reason: str) -> None:
+        """Give up on the node being lowered: its host fallback (if any) computes it instead."""
+        raise NotLowerable(f"node {self.source!r}: {reason}", reason)
+
+    def checkpoint(self) -> tuple:
+        """The context's state, to undo a rule that declined halfway."""
+        return (len(self.nodes), dict(self._values), dict(self._converted), dict(self._params),
+                copy.deepcopy(self._param_names), dict(self._host))
+
+    def rollback(self, state: tuple) -> None:
+        """Forget every node and value made since `state` (nodes are disconnected from their tensors)."""
+        count, values, converted, params, names, host = state
+        for node in self.nodes[count:]:
+            node.inputs.clear()
+            node.outputs.clear()
+        del self.nodes[count:]
+        self._values, self._converted, self._params = values, converted, params
+        self._param_names, self._host = names, host
 
     # --- reading ONNX values -------------------------------------------------------------------
     @staticmethod
@@ -108,6 +136,8 @@ class LoweringContext:
         return self._converted[key], form
 
     def _lookup(self, tensor: gs.Tensor) -> tuple[gs.Variable, Optional[NHWC]]:
+        if tensor.name not in self._values and tensor.name in self._host:
+            self._upload_host_value(tensor)
         try:
             return self._values[tensor.name]
         except KeyError:
@@ -123,8 +153,53 @@ class LoweringContext:
             nhwc = (form.n, form.h, form.w, form.c) if form is not None else None
             var.inputs[0].attrs.setdefault("_probes", []).append((tensor.name, nhwc))
 
-    def bind_input(self, tensor: gs.Variable, var: gs.Variable) -> None:
+    def bind_input(self, tensor: gs.Variable, var: gs.Variable, host: Optional[gs.Variable] = None) -> None:
         self._values[tensor.name] = (var, None)
+        if host is not None:
+            self._graph_inputs[tensor.name] = host
+
+    # --- host values (fallbacks) ---------------------------------------------------------------
+    def bind_host(self, tensor: gs.Tensor, host: gs.Variable) -> None:
+        """Record that ONNX `tensor` was computed on the host (a torch tensor of its ONNX shape and dtype)."""
+        self._host[tensor.name] = (host, self.source)
+
+    def host_value(self, tensor: gs.Tensor, fallback: str) -> gs.Variable:
+        """ONNX `tensor` as a host torch tensor of its ONNX shape and dtype: the program's argument for a
+        graph input, a fallback's result, or a device tensor downloaded once with ttnn.to_torch."""
+        if tensor.name in self._host:
+            return self._host[tensor.name][0]
+        if tensor.name in self._graph_inputs:
+            return self._graph_inputs[tensor.name]
+        key = (tensor.name, "host")
+        if key not in self._converted:
+            if isinstance(tensor, gs.Constant):  # a host ttnn tensor loaded with the weights
+                value = np.asarray(tensor.values)
+                var, form = self.param(value, tensor.name, key=key, host=True), None
+            else:
+                var, form = self._lookup(tensor)
+            onnx_shape = tuple(tensor.shape) if tensor.shape is not None else tuple(var.shape)
+            shape = form.nchw if form is not None else onnx_shape
+            host = gs.Variable(tensor.name + "_host", dtype=np.dtype(tensor.dtype), shape=[int(d) for d in shape])
+            nhwc = (form.n, form.h, form.w, form.c) if form is not None else None
+            self.nodes.append(ttnn_node("to_torch", [var], [host], self.source, _torch_dtype=str(host.dtype),
+                                        _nhwc=nhwc, _shape=_reshape_to(var.shape, host.shape, nhwc),
+                                        _fallback=fallback))
+            self._converted[key] = host
+        return self._converted[key]
+
+    def _upload_host_value(self, tensor: gs.Tensor) -> None:
+        """Move a fallback's result to the device when a ttnn rule first reads it."""
+        host, source = self._host[tensor.name]
+        kind = np.dtype(host.dtype).kind
+        dtype = FLOAT if kind in "fb" else INDEX
+        dev = gs.Variable(tensor.name, dtype=dtype, shape=list(host.shape) or [1])
+        producer = host.inputs[0] if host.inputs else None
+        fallback = producer.attrs.get("_fallback") if producer is not None else None
+        node = ttnn_node("from_torch", [host], [dev], source, _fallback=fallback,
+                         _shape=tuple(dev.shape) if tuple(dev.shape) != tuple(host.shape) else None)
+        self.nodes.append(node)
+        self._values[tensor.name] = (dev, None)
+        node.attrs["_probes"] = [(tensor.name, None)]
 
     def op(self, op: str, inputs: Sequence[gs.Tensor], out_shape: Sequence[int], *, name: str = "",
            dtype: np.dtype = FLOAT, **attrs) -> gs.Variable:
@@ -160,3 +235,11 @@ class LoweringContext:
 
     def float_param(self, array: np.ndarray, name: str, key: object = None) -> gs.Variable:
         return self.param(np.asarray(array, dtype=np.float32), name, key=key)
+
+
+def _reshape_to(device_shape, onnx_shape, nhwc) -> Optional[tuple[int, ...]]:
+    """The shape a downloaded tensor must be given to have its ONNX shape (None when it already has it)."""
+    if nhwc is not None:
+        return None
+    device_shape, onnx_shape = tuple(int(d) for d in device_shape), tuple(int(d) for d in onnx_shape)
+    return onnx_shape if device_shape != onnx_shape else None

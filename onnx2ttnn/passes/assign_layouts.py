@@ -2,7 +2,7 @@
 
 Reads: ttnn nodes and the op table (ir/ttnn_ops.py).  Writes: `ttnn_layout` on every tensor: page layout
 (uploads take the layout their consumers need, other ops their natural one), dtype (float tensors in the
-compute dtype, indices uint32), buffer dram interleaved (the memory planner refines it) or host.
+compute dtype, indices uint32, integer results of host fallbacks int32), buffer dram interleaved (the memory planner refines it) or host.
 Before: `x_dev = from_torch(x)` (no layout); after: `x_dev: tile<bf16> dram interleaved`.
 """
 from __future__ import annotations
@@ -29,13 +29,15 @@ class AssignLayouts(Pass):
     def _layout(self, node: gs.Node, out: gs.Tensor, compute: str) -> TTNNLayout:
         info = op_info(node.op)
         dtype = _dtype_of(out, compute)
-        if node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
+        if node.op == "from_torch" and node.attrs.get("_fallback") and dtype == "u32":
+            dtype = "u32" if _feeds_embedding_indices(out) else "i32"  # a host fallback's integer result
+        elif node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
             dtype = compute  # integer inputs used as values (masks) are uploaded as floats
         if info.output_page == "host":
             return HOST_F32
         if node.op == "from_torch":
-            if node.attrs.get("_host"):
-                return TTNNLayout("row_major", "f32", "host", None)
+            if node.attrs.get("_host"):  # host constants of a host fallback keep integers exact
+                return TTNNLayout("row_major", "i32" if np.dtype(out.dtype).kind in "iu" else "f32", "host", None)
             return TTNNLayout(_wanted_page(out, dtype), dtype)
         page = info.output_page
         if page == "same":

@@ -3,7 +3,8 @@
 Reads: layouts on every tensor and each op's input requirements (ir/ttnn_ops.py).  Writes: a
 `to_layout` node wherever a producer's page layout differs from what a consumer needs (one per tensor and
 target, shared by all consumers, never a round trip); the `dtype`/`layout`/`device` arguments of every
-from_torch, to_layout, typecast and embedding, derived from their output layouts.
+from_torch, to_layout, typecast and embedding, derived from their output layouts (and the torch dtype a
+host fallback's result is cast to before its upload).
 Typecasts that change nothing are dropped.
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
 """
@@ -16,6 +17,9 @@ from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, TILE, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
 PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
+# the torch dtype a host fallback's result is cast to before from_torch uploads it as the layout's dtype
+UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
+                      "u8": "uint8", "bfp8": "float32"}
 
 
 class DecomposeLayouts(Pass):
@@ -71,6 +75,8 @@ def _set_conversion_arguments(node: gs.Node) -> None:
     out = layout_of(node.outputs[0])
     if node.op == "from_torch":
         node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
+        if node.attrs.get("_fallback"):
+            node.attrs["_torch_dtype"] = UPLOAD_TORCH_DTYPE[out.dtype]
         if out.on_device:
             node.attrs["layout"] = PAGE_REF[out.page]
             node.attrs["device"] = DEVICE

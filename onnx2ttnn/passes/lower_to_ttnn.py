@@ -2,15 +2,22 @@
 
 Reads: a fused ONNX graph with static shapes.  Writes: a new graph of ttnn nodes: graph inputs are host
 tensors uploaded by `from_torch`, weights are `from_torch` nodes marked `_param` (loaded once by
-load_parameters), outputs come back through `to_torch`.  All unsupported op types are reported at once.
+load_parameters), outputs come back through `to_torch`.  A node with no rule, or whose rule declines it
+(NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
+fallbacks are off; every op type left without either is reported at once, with its node count.
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
 """
 from __future__ import annotations
 
+from collections import Counter
+
+import ml_dtypes
 import numpy as np
 import onnx_graphsurgeon as gs
+from onnx import TensorProto
 
-from onnx2ttnn.errors import ConversionError, UnsupportedOpsError
+from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
+from onnx2ttnn.fallback import lookup_fallback, lower_with_fallback
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.lowering import lookup
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
@@ -22,43 +29,59 @@ class LowerToTTNN(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         graph = module.graph
-        rules = self._rules(graph, module.opset)
+        use_fallback = ctx.options.fallback
+        bfloat16 = _bfloat16_as_float(graph)
         lctx = LoweringContext()
-        inputs = self._upload_inputs(graph, lctx)
+        inputs = self._upload_inputs(graph, lctx, bfloat16)
+        unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
+                                                                                   use_fallback))
+        fallbacks: Counter = Counter()
         for index, node in enumerate(graph.nodes):
             lctx.source = node.name or f"{node.op}_{index}"
-            rules[id(node)].fn(lctx, node)
-        outputs = self._download_outputs(graph, lctx)
+            domain = onnx_domain(node)
+            label = node.op if not domain else f"{domain}::{node.op}"
+            rule = lookup(domain, node.op, module.opset)
+            host = lookup_fallback(domain, node.op, module.opset)
+            reason = None
+            if rule is not None:
+                reason = unsupported.attempt(lctx, node, rule.fn)
+                if reason is None:
+                    continue
+            if host is not None and use_fallback:
+                reason = unsupported.attempt(lctx, node, lambda c, n: lower_with_fallback(c, n, host))
+                if reason is None:
+                    fallbacks[label] += 1
+                    continue
+            unsupported.add(lctx, node, label, reason, refused=host is not None and not use_fallback,
+                            has_rule=rule is not None or host is not None)
+        unsupported.raise_if_any()
+        outputs = self._download_outputs(graph, lctx, bfloat16)
+        _drop_unused_uploads(lctx)
         module.inputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in inputs]
         module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
-        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes)}
+        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes), "host_fallbacks": dict(sorted(fallbacks.items()))}
 
     @staticmethod
-    def _rules(graph: gs.Graph, opset: int) -> dict:
-        """The rule of every node; raises listing every op type that has none."""
-        rules, missing = {}, {}
-        for index, node in enumerate(graph.nodes):
+    def _statically_missing(graph: gs.Graph, opset: int, use_fallback: bool) -> bool:
+        """True when some node has neither a rule nor a usable fallback (the conversion will fail)."""
+        for node in graph.nodes:
             domain = onnx_domain(node)
-            rule = lookup(domain, node.op, opset)
-            if rule is None:
-                key = node.op if not domain else f"{domain}::{node.op}"
-                missing.setdefault(key, []).append(node.name or f"{node.op}_{index}")
-            rules[id(node)] = rule
-        if missing:
-            raise UnsupportedOpsError(missing, opset)
-        return rules
+            if lookup(domain, node.op, opset) is None and not (
+                    use_fallback and lookup_fallback(domain, node.op, opset) is not None):
+                return True
+        return False
 
     @staticmethod
-    def _upload_inputs(graph: gs.Graph, lctx: LoweringContext) -> list[gs.Variable]:
+    def _upload_inputs(graph: gs.Graph, lctx: LoweringContext, bfloat16: set[str]) -> list[gs.Variable]:
         inputs = []
         for t in graph.inputs:
             if not isinstance(t, gs.Variable):
                 continue
             if t.shape is None or any(not isinstance(d, int) for d in t.shape):
                 raise ConversionError(f"input {t.name!r} has no static shape; use --input-shape")
-            host = gs.Variable(t.name, dtype=np.dtype(t.dtype), shape=list(t.shape))
+            host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(t.shape))
             inputs.append(host)
             if not t.outputs:
                 continue
@@ -66,19 +89,93 @@ class LowerToTTNN(Pass):
             lctx.source = f"input {t.name}"
             dev = gs.Variable(t.name + "_dev", dtype=dtype, shape=list(t.shape) or [1])
             lctx.nodes.append(ttnn_node("from_torch", [host], [dev], lctx.source, _input=t.name))
-            lctx.bind_input(t, dev)
+            lctx.bind_input(t, dev, host)
         return inputs
 
     @staticmethod
-    def _download_outputs(graph: gs.Graph, lctx: LoweringContext) -> list[gs.Variable]:
+    def _download_outputs(graph: gs.Graph, lctx: LoweringContext, bfloat16: set[str]) -> list[gs.Variable]:
         outputs = []
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
             if t.shape is None or any(not isinstance(d, int) for d in t.shape):
                 raise ConversionError(f"output {t.name!r} has no static shape after shape inference")
             dev = lctx.value(t)
-            host = gs.Variable(t.name, dtype=np.dtype(t.dtype), shape=list(t.shape))
+            host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(t.shape))
+            reshape = tuple(host.shape) if tuple(dev.shape) != tuple(host.shape) else None
             lctx.nodes.append(ttnn_node("to_torch", [dev], [host], lctx.source, _output=t.name,
-                                        _torch_dtype=str(np.dtype(t.dtype))))
+                                        _torch_dtype=str(host.dtype), _shape=reshape))
             outputs.append(host)
         return outputs
+
+
+BROKEN = "failed on an unsupported input"
+
+
+class _Unsupported:
+    """The nodes lowering could not handle, collected so that one error names every op type."""
+
+    def __init__(self, opset: int, failing: bool) -> None:
+        self.opset = opset
+        self.failing = failing  # once the conversion is known to fail, later rule errors are not reported
+        self.missing: dict[str, list[str]] = {}
+        self.reasons: dict[str, str] = {}
+        self.refused: set[str] = set()
+        self.placeholders: set[str] = set()  # outputs of unsupported nodes (and of nodes they broke)
+
+    def attempt(self, lctx: LoweringContext, node: gs.Node, lower) -> str | None:
+        """Run `lower(lctx, node)`; None when it succeeded, else why it declined (the context is rolled back)."""
+        state = lctx.checkpoint()
+        try:
+            lower(lctx, node)
+            return None
+        except NotLowerable as exc:
+            lctx.rollback(state)
+            return exc.reason
+        except Exception:
+            if not (self.failing or self.missing):
+                raise
+            lctx.rollback(state)  # fed by an unsupported node's placeholder; the error below says enough
+            return BROKEN
+
+    def add(self, lctx: LoweringContext, node: gs.Node, label: str, reason, refused: bool,
+            has_rule: bool) -> None:
+        broken = reason is BROKEN and has_rule and any(t.name in self.placeholders for t in node.inputs)
+        if not broken:  # (a node that failed only on an unsupported node's placeholder is not listed)
+            self.missing.setdefault(label, []).append(lctx.source)
+            if reason and reason is not BROKEN:
+                self.reasons.setdefault(label, reason)
+            if refused:
+                self.refused.add(label)
+        for t in node.outputs:  # later nodes still lower, so that every unsupported op type is found
+            if t.name:
+                shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
+                lctx.bind(t, gs.Variable(t.name + "_unsupported", dtype=FLOAT, shape=shape))
+                self.placeholders.add(t.name)
+
+    def raise_if_any(self) -> None:
+        if self.missing:
+            raise UnsupportedOpsError(self.missing, self.opset, self.reasons, tuple(self.refused))
+
+
+def _bfloat16_as_float(graph: gs.Graph) -> set[str]:
+    """ONNX bfloat16 tensors (graphsurgeon keeps the type's enum: numpy has no bfloat16) become float32
+    inside the compiler; returns their names, so the program's inputs and outputs keep the real type."""
+    names = set()
+    for tensor in graph.tensors().values():
+        if isinstance(tensor.dtype, int) and tensor.dtype == TensorProto.BFLOAT16:
+            tensor.dtype = np.dtype(np.float32)
+            names.add(tensor.name)
+    return names
+
+
+def _program_dtype(tensor: gs.Tensor, bfloat16: set[str]) -> np.dtype:
+    """The dtype the generated program gives a graph input or output."""
+    return np.dtype(ml_dtypes.bfloat16) if tensor.name in bfloat16 else np.dtype(tensor.dtype)
+
+
+def _drop_unused_uploads(lctx: LoweringContext) -> None:
+    """Graph inputs only host fallbacks read are not uploaded."""
+    for node in [n for n in lctx.nodes if n.attrs.get("_input") and not n.outputs[0].outputs]:
+        node.inputs.clear()
+        node.outputs.clear()
+        lctx.nodes.remove(node)

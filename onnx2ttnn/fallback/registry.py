@@ -1,0 +1,86 @@
+"""The registry of host fallbacks: ONNX ops the generated program computes with torch on the host.
+
+A fallback is a decorated function keyed by (domain, ONNX op type, since-version), like a lowering rule.
+It names the torch helper that computes the op (a function `host_<name>` in `fallback/host/<family>.py`,
+the file of the same name as the rule's module) and returns the helper's keyword arguments for one node,
+or raises `NotLowerable` for a variant it cannot compute.  The converter never imports the helpers (they
+import torch): their source is copied into the generated program when a node uses them (fallback/source.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import onnx
+
+_PACKAGE = __name__.rsplit(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class FallbackRule:
+    domain: str
+    op_type: str
+    since: int
+    helper: str  # the torch function's name in fallback/host/<family>.py
+    family: str  # the module the rule lives in (and the host file the helper lives in)
+    fn: Callable  # fn(node) -> the helper's keyword arguments
+    note: str = ""
+    results: int = 1  # how many tensors the helper returns (a node may use fewer: optional outputs)
+
+
+_RULES: dict[tuple[str, str], list[FallbackRule]] = {}
+
+
+def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", note: str = "", results: int = 1):
+    """Decorator: `fn(node) -> dict` gives the keyword arguments of torch helper `helper` for one node
+    (which returns `results` tensors)."""
+
+    def wrap(fn: Callable) -> Callable:
+        rules = _RULES.setdefault((domain, op_type), [])
+        if any(r.since == since for r in rules):
+            raise ValueError(f"duplicate host fallback for {domain or 'ai.onnx'}::{op_type} since {since}")
+        family = fn.__module__.rsplit(".", 1)[-1]
+        rules.append(FallbackRule(domain, op_type, since, helper, family, fn, note, results))
+        rules.sort(key=lambda r: r.since)
+        return fn
+
+    return wrap
+
+
+def lookup_fallback(domain: str, op_type: str, opset: int) -> Optional[FallbackRule]:
+    """The fallback for this op at this opset, or None when there is none."""
+    rules = _RULES.get((domain, op_type))
+    if not rules:
+        return None
+    version = opset
+    if domain in ("", "ai.onnx"):
+        try:
+            version = onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain="").since_version
+        except onnx.defs.SchemaError:
+            return None
+    candidates = [r for r in rules if r.since <= version]
+    return candidates[-1] if candidates else None
+
+
+def all_fallbacks() -> list[FallbackRule]:
+    """Every registered fallback, sorted by domain, op type and version."""
+    return [r for key in sorted(_RULES) for r in _RULES[key]]
+
+
+def fallback_op_types() -> list[str]:
+    """The op types that have a host fallback (for the support table), `domain::Op` outside ai.onnx."""
+    return sorted({r.op_type if not r.domain else f"{r.domain}::{r.op_type}" for r in all_fallbacks()})
+
+
+def attr_kwargs(node, defaults: dict) -> dict:
+    """The node's attributes named in `defaults`, each with its ONNX default when absent (ints, floats,
+    strings and lists as Python values)."""
+    kwargs = {}
+    for name, default in defaults.items():
+        value = node.attrs.get(name, default)
+        if isinstance(value, bytes):
+            value = value.decode()
+        if isinstance(value, tuple):
+            value = list(value)
+        kwargs[name] = value
+    return kwargs
