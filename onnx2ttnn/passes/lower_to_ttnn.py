@@ -44,11 +44,12 @@ class LowerToTTNN(Pass):
             host = lookup_fallback(domain, node.op, module.opset)
             reason = None
             if rule is not None:
-                reason = unsupported.attempt(lctx, node, rule.fn)
+                # with a fallback to go to, a rule's refusal of a variant declines the node
+                reason = unsupported.attempt(lctx, node, rule.fn, refusal_declines=host is not None)
                 if reason is None:
                     continue
             if host is not None and use_fallback:
-                reason = unsupported.attempt(lctx, node, lambda c, n: lower_with_fallback(c, n, host))
+                reason = self._fallback(unsupported, lctx, node, host, reason)
                 if reason is None:
                     fallbacks[label] += 1
                     continue
@@ -62,6 +63,16 @@ class LowerToTTNN(Pass):
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
         module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes), "host_fallbacks": dict(sorted(fallbacks.items()))}
+
+    @staticmethod
+    def _fallback(unsupported: "_Unsupported", lctx: LoweringContext, node: gs.Node, host, declined) -> str | None:
+        """Lower `node` with its host fallback; when that fails too, the error says why the rule declined."""
+        try:
+            return unsupported.attempt(lctx, node, lambda c, n: lower_with_fallback(c, n, host))
+        except ConversionError as exc:
+            if declined is None:
+                raise
+            raise ConversionError(f"{declined}; the host fallback cannot take over: {exc}") from None
 
     @staticmethod
     def _statically_missing(graph: gs.Graph, opset: int, use_fallback: bool) -> bool:
@@ -122,8 +133,9 @@ class _Unsupported:
         self.refused: set[str] = set()
         self.placeholders: set[str] = set()  # outputs of unsupported nodes (and of nodes they broke)
 
-    def attempt(self, lctx: LoweringContext, node: gs.Node, lower) -> str | None:
-        """Run `lower(lctx, node)`; None when it succeeded, else why it declined (the context is rolled back)."""
+    def attempt(self, lctx: LoweringContext, node: gs.Node, lower, refusal_declines: bool = False) -> str | None:
+        """Run `lower(lctx, node)`; None when it succeeded, else why it declined (the context is rolled back).
+        With `refusal_declines`, a ConversionError from the rule counts as declining too."""
         state = lctx.checkpoint()
         try:
             lower(lctx, node)
@@ -131,6 +143,14 @@ class _Unsupported:
         except NotLowerable as exc:
             lctx.rollback(state)
             return exc.reason
+        except ConversionError as exc:
+            if refusal_declines:
+                lctx.rollback(state)
+                return str(exc)
+            if not (self.failing or self.missing):
+                raise
+            lctx.rollback(state)
+            return BROKEN
         except Exception:
             if not (self.failing or self.missing):
                 raise

@@ -90,27 +90,28 @@ def test_fallback_reads_an_nhwc_producer_in_onnx_layout():
 
 
 def test_integer_result_goes_to_the_device_as_int32():
-    nodes = [helper.make_node("ArgMax", ["x"], ["i"], axis=1, keepdims=0),
+    nodes = [helper.make_node("BitwiseNot", ["x"], ["i"]),  # no ttnn lowering: a host fallback
              helper.make_node("Cast", ["i"], ["f"], to=FLOAT),
              helper.make_node("Add", ["f", "x0"], ["y"])]
-    m = model(nodes, [("x", FLOAT, [4, 10]), ("x0", FLOAT, [4])], [("y", FLOAT, [4])])
+    m = model(nodes, [("x", TensorProto.INT32, [4, 10]), ("x0", FLOAT, [4, 10])], [("y", FLOAT, [4, 10])])
     source = convert(m, dtype="bf16").source
     assert "i = ttnn.from_torch(i_host.to(torch.int32), dtype=ttnn.int32" in source
+    ints = np.arange(-20, 20, dtype=np.int32).reshape(4, 10)
     for dtype in ("fp32", "bf16"):
-        report = verify(m, dtype=dtype, inputs={"x": f32(4, 10), "x0": f32(4)})
+        report = verify(m, dtype=dtype, inputs={"x": ints, "x0": f32(4, 10)})
         assert report.passed, report.text()
 
 
 def test_chained_fallbacks_stay_on_the_host_and_outputs_keep_their_dtype():
-    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"]),
-             helper.make_node("Hardmax", ["v"], ["y"])]
-    m = model(nodes, [("x", FLOAT, [4, 10])], [("y", FLOAT, [4, 3]), ("i", INT64, [4, 3])],
-              [("k", np.array([3], np.int64))])
+    nodes = [helper.make_node("Trilu", ["x"], ["v"]),  # Trilu, Hardmax, EyeLike: host fallbacks only
+             helper.make_node("Hardmax", ["v"], ["y"]),
+             helper.make_node("EyeLike", ["v"], ["i"], dtype=INT64)]
+    m = model(nodes, [("x", FLOAT, [4, 10])], [("y", FLOAT, [4, 10]), ("i", INT64, [4, 10])])
     conversion = convert(m, dtype="fp32")
     source = conversion.source
-    assert source.count("ttnn.to_torch(") == 2  # the two graph outputs; x goes to TopK as the argument
-    assert "host_hardmax(v_host" in source and ".to(torch.int64)" in source
-    assert conversion.fallback_counts() == {"Hardmax": 1, "TopK": 1}
+    assert source.count("ttnn.to_torch(") == 2  # the two graph outputs; x goes to Trilu as the argument
+    assert "host_hardmax(v_host" in source and "host_eye_like(v_host" in source and ".to(torch.int64)" in source
+    assert conversion.fallback_counts() == {"EyeLike": 1, "Hardmax": 1, "Trilu": 1}
     assert "x_dev" not in source  # the input only the fallback reads is not uploaded
     report = verify(m, dtype="fp32")
     assert report.passed, report.text()
