@@ -8,6 +8,7 @@ Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_d
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError, UnsupportedOpsError
@@ -15,6 +16,13 @@ from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.lowering import lookup
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.passes.base import Pass, PassContext
+
+
+def _np_dtype(dtype) -> np.dtype:
+    """graphsurgeon gives numpy dtypes, or the ONNX type number for types numpy lacks (bfloat16)."""
+    if isinstance(dtype, int):
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(dtype))
+    return np.dtype(dtype)
 
 
 class LowerToTTNN(Pass):
@@ -29,8 +37,8 @@ class LowerToTTNN(Pass):
             lctx.source = node.name or f"{node.op}_{index}"
             rules[id(node)].fn(lctx, node)
         outputs = self._download_outputs(graph, lctx)
-        module.inputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in inputs]
-        module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
+        module.inputs = [TensorSpec(t.name, tuple(t.shape), _np_dtype(t.dtype)) for t in inputs]
+        module.outputs = [TensorSpec(t.name, tuple(t.shape), _np_dtype(t.dtype)) for t in outputs]
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
         module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes)}
@@ -58,11 +66,11 @@ class LowerToTTNN(Pass):
                 continue
             if t.shape is None or any(not isinstance(d, int) for d in t.shape):
                 raise ConversionError(f"input {t.name!r} has no static shape; use --input-shape")
-            host = gs.Variable(t.name, dtype=np.dtype(t.dtype), shape=list(t.shape))
+            host = gs.Variable(t.name, dtype=_np_dtype(t.dtype), shape=list(t.shape))
             inputs.append(host)
             if not t.outputs:
                 continue
-            dtype = FLOAT if np.dtype(t.dtype).kind in "fb" else INDEX
+            dtype = FLOAT if _np_dtype(t.dtype).kind in "fb" else INDEX
             lctx.source = f"input {t.name}"
             dev = gs.Variable(t.name + "_dev", dtype=dtype, shape=list(t.shape) or [1])
             lctx.nodes.append(ttnn_node("from_torch", [host], [dev], lctx.source, _input=t.name))
@@ -74,11 +82,12 @@ class LowerToTTNN(Pass):
         outputs = []
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
-            if t.shape is None or any(not isinstance(d, int) for d in t.shape):
-                raise ConversionError(f"output {t.name!r} has no static shape after shape inference")
             dev = lctx.value(t)
-            host = gs.Variable(t.name, dtype=np.dtype(t.dtype), shape=list(t.shape))
+            shape = t.shape
+            if shape is None or any(not isinstance(d, int) for d in shape):
+                shape = dev.shape  # symbolic after inference, static once folded: the rules computed it
+            host = gs.Variable(t.name, dtype=_np_dtype(t.dtype), shape=list(shape))
             lctx.nodes.append(ttnn_node("to_torch", [dev], [host], lctx.source, _output=t.name,
-                                        _torch_dtype=str(np.dtype(t.dtype))))
+                                        _torch_dtype=str(_np_dtype(t.dtype))))
             outputs.append(host)
         return outputs

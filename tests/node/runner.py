@@ -114,7 +114,10 @@ def _execute(conversion, feeds: dict[str, np.ndarray]) -> tuple[dict, list]:
             params = program.load_parameters(device, io.BytesIO(npz_bytes(conversion.program.weights)))
             args = {}
             for ident, (onnx_name, _, torch_dtype) in program.INPUTS.items():
-                args[ident] = torch.from_numpy(np.array(feeds[onnx_name])).to(getattr(torch, torch_dtype))
+                value = feeds[onnx_name]
+                if value.dtype.name == "bfloat16":  # numpy's bfloat16 (ml_dtypes) has no torch counterpart
+                    value = value.astype(np.float32)
+                args[ident] = torch.from_numpy(np.array(value)).to(getattr(torch, torch_dtype))
             outputs = program.forward(device, params, **args)
             for tensor in params.values():
                 if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
