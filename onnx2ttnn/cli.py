@@ -156,8 +156,9 @@ def verify(model, input_shape, device, memory, dtype, no_fallback, inputs_path, 
 
 
 @main.command()
-def ops() -> None:
-    """Print the ONNX ops onnx2ttnn lowers and the ttnn ops they become."""
-    from onnx2ttnn.support import support_table
+@click.option("--markdown", is_flag=True, help="print the docs page (docs/ops.md) instead of the text table")
+def ops(markdown) -> None:
+    """Print the support table: op, opsets, ttnn ops, constraints, fallback."""
+    from onnx2ttnn.support import support_markdown, support_table
 
-    click.echo(support_table())
+    click.echo(support_markdown() if markdown else support_table(), nl=not markdown)

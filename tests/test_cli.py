@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnx2ttnn.cli import main
 from onnx2ttnn.passes.pipeline import IMPORT_STAGES, build_pipeline
+from onnx2ttnn.support import support_rows
 
 REPO = Path(__file__).resolve().parents[1]
 MLP = REPO / "models" / "mlp.onnx"
@@ -366,15 +367,24 @@ def test_print_pipeline_lists_every_pass_in_order(tmp_path: Path):
 def test_ops_table():
     result = CliRunner().invoke(main, ["ops"])
     assert result.exit_code == 0, result.output
-    table = result.stdout
-    lines = table.splitlines()
-    assert lines[0].startswith("| ONNX op |")
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["op", "opsets", "ttnn", "ops", "constraints", "fallback"]
+    ops = {line.split()[0] for line in lines[2:-1]}
     for op in ("Conv", "MatMul", "Relu", "Add", "Softmax"):
-        assert f"| {op} |" in table, op
-    # the op types the unsupported-ops and no-fallback cases rely on are really not lowered
-    for op in ("Foo", "Bar", "Baz") + FALLBACK_OPS:
-        assert not any(line.startswith(f"| {op} |") and "host fallback" not in line for line in lines), op
-    assert all(line.startswith("|") and line.endswith("|") for line in lines)
+        assert op in ops, op
+    # the op types the unsupported-ops and no-fallback cases rely on: no rule; the latter have a fallback only
+    rows = {row.op: row for row in support_rows()}
+    for op in ("Foo", "Bar", "Baz"):
+        assert op not in ops, op
+    for op in FALLBACK_OPS:
+        assert rows[op].ttnn_ops == () and rows[op].fallback, op
+    assert lines[-1] == f"{len(ops)} ONNX op types"
+
+
+def test_ops_markdown_is_the_docs_page():
+    result = CliRunner().invoke(main, ["ops", "--markdown"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (REPO / "docs" / "ops.md").read_text()
 
 
 def test_cnn_converts_from_cli(tmp_path: Path):

@@ -1,6 +1,8 @@
 """Ops that select or combine parts of tensors: Concat, Slice, Split, Gather (embedding and constant index)."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 import onnx_graphsurgeon as gs
 
@@ -35,9 +37,11 @@ def slice_(ctx, x: gs.Variable, starts, ends, steps, out_shape, name: str) -> gs
                   slice_step=list(steps))
 
 
-@register("Slice", 10, ttnn=("slice",))
+@register("Slice", 10, ttnn=("slice", "concat"),
+          note="constant starts/ends/axes/steps; an axis with a negative step is reversed by one slice per element")
 def slice_op(ctx: LoweringContext, node: gs.Node) -> None:
     x = ctx.value(node.inputs[0])
+    out = node.outputs[0]
     shape = list(x.shape)
     rank = len(shape)
     starts_in = ctx.require_constant(node.inputs[1], "Slice starts").reshape(-1).tolist()
@@ -48,16 +52,39 @@ def slice_op(ctx: LoweringContext, node: gs.Node) -> None:
     steps_in = [1] * len(axes)
     if len(node.inputs) > 4 and node.inputs[4].name:
         steps_in = ctx.require_constant(node.inputs[4], "Slice steps").reshape(-1).tolist()
-    starts, ends, steps = [0] * rank, list(shape), [1] * rank
+    starts, ends, steps, reversed_axes = [0] * rank, list(shape), [1] * rank, []
     for a, s, e, st in zip(axes, starts_in, ends_in, steps_in):
         a %= rank
-        if st <= 0:
-            raise ConversionError(f"node {ctx.source!r}: Slice with step {st} is not supported")
-        size = shape[a]
-        s = min(max(s + size if s < 0 else s, 0), size)
-        e = min(max(e + size if e < 0 else e, 0), size)
-        starts[a], ends[a], steps[a] = s, max(e, s), st
-    ctx.bind(node.outputs[0], slice_(ctx, x, starts, ends, steps, node.outputs[0].shape, node.outputs[0].name))
+        if st == 0:
+            raise ConversionError(f"node {ctx.source!r}: Slice step must not be 0")
+        picked = range(*builtins.slice(int(s), int(e), int(st)).indices(shape[a]))  # ONNX clamping rules
+        if not picked:
+            raise ConversionError(f"node {ctx.source!r}: Slice selects nothing on axis {a} (ttnn has no "
+                                  "empty tensors)")
+        low, high = min(picked), max(picked)
+        starts[a], ends[a], steps[a] = low, high + 1, abs(int(st))
+        if st < 0 and len(picked) > 1:
+            reversed_axes.append(a)
+    out_shape = [len(range(s, e, st)) for s, e, st in zip(starts, ends, steps)]
+    name = out.name + "_ascending" if reversed_axes else out.name
+    y = slice_(ctx, x, starts, ends, steps, out_shape, name)
+    for a in reversed_axes:
+        y = _reverse(ctx, y, a, out.name + f"_reversed{a}")
+    ctx.bind(out, y)
+
+
+def _reverse(ctx, x: gs.Variable, axis: int, name: str) -> gs.Variable:
+    """x with `axis` in reverse order: one slice per element, concatenated backwards."""
+    shape = list(x.shape)
+    rank = len(shape)
+    pieces = []
+    for i in reversed(range(shape[axis])):
+        starts, ends = [0] * rank, list(shape)
+        starts[axis], ends[axis] = i, i + 1
+        piece = list(shape)
+        piece[axis] = 1
+        pieces.append(slice_(ctx, x, starts, ends, [1] * rank, piece, f"{name}_{i}"))
+    return ctx.op("concat", pieces, shape, name=name, dim=axis)
 
 
 def _split_sizes(ctx, node, axis_size):
@@ -83,8 +110,8 @@ def split(ctx: LoweringContext, node: gs.Node) -> None:
         ctx.bind(out, slice_(ctx, x, starts, ends, [1] * rank, out.shape, out.name))
 
 
-@register("Gather", 1, ttnn=("embedding", "slice", "reshape"),
-          note="embedding for a constant table; slices for constant indices")
+@register("Gather", 1, ttnn=("embedding", "slice", "concat", "reshape", "permute"),
+          note="runtime indices: float data, indices >= 0 (ttnn.embedding); constant indices: slices")
 def gather(ctx: LoweringContext, node: gs.Node) -> None:
     data, indices = node.inputs
     out = node.outputs[0]
@@ -96,8 +123,8 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
         ctx.bind(out, ctx.op("embedding", [ids, weight], out.shape, name=out.name))
         return
     if idx is None:
-        raise ConversionError(f"node {ctx.source!r}: Gather with runtime indices needs a constant 2-D table "
-                              "on axis 0 (embedding)")
+        ctx.bind(out, _gather_runtime(ctx, node, axis))
+        return
     x = ctx.value(data)
     rank = len(x.shape)
     axis %= rank
@@ -115,10 +142,40 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
         y = ctx.op("concat", pieces, shape, name=out.name + "_gathered", dim=axis)
     else:
         y = pieces[0]
-    shape = tuple(int(d) for d in out.shape) or (1,)
-    if tuple(y.shape) != shape:
-        y = ctx.op("reshape", [y], shape, name=out.name, shape=shape)
-    ctx.bind(out, y)
+    ctx.bind(out, _reshape(ctx, y, out.shape, out.name))
+
+
+def _reshape(ctx, x: gs.Variable, shape, name: str) -> gs.Variable:
+    shape = tuple(int(d) for d in shape) or (1,)
+    return x if tuple(x.shape) == shape else ctx.op("reshape", [x], shape, name=name, shape=shape)
+
+
+def _gather_runtime(ctx, node: gs.Node, axis: int) -> gs.Variable:
+    """Gather with runtime indices as ttnn.embedding: the gathered axis moved first and the other dims
+    flattened form the table [N, R]; rows come back as [indices..., R] and the axis goes back in place."""
+    data, indices = node.inputs
+    out = node.outputs[0]
+    if np.dtype(data.dtype).kind != "f":
+        raise ConversionError(f"node {ctx.source!r}: Gather with runtime indices needs float data "
+                              f"(ttnn.embedding tables are float), got {np.dtype(data.dtype)}")
+    x = ctx.value(data)
+    shape = list(x.shape)
+    rank = len(shape)
+    axis %= rank
+    rest = shape[:axis] + shape[axis + 1:]
+    if axis:
+        x = ctx.op("permute", [x], [shape[axis]] + rest, name=out.name + "_axis_first",
+                   dims=(axis,) + tuple(d for d in range(rank) if d != axis))
+    table = _reshape(ctx, x, (shape[axis], int(np.prod(rest, dtype=np.int64))), out.name + "_table")
+    ids = ctx.value(indices)
+    count = int(np.prod(ids.shape, dtype=np.int64))
+    ids = _reshape(ctx, ids, (1, count), out.name + "_ids")
+    rows = ctx.op("embedding", [ids, table], (1, count, table.shape[1]), name=out.name + "_rows")
+    y = _reshape(ctx, rows, [count] + rest, out.name + "_picked")
+    if axis:
+        y = ctx.op("permute", [y], rest[:axis] + [count] + rest[axis:], name=out.name + "_axis_back",
+                   dims=tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, rank)))
+    return _reshape(ctx, y, out.shape, out.name)
 
 
 @register("GatherND", 11, ttnn=("reshape", "slice"), note="constant indices selecting a contiguous range")

@@ -55,7 +55,9 @@ def _dtype_of(tensor: gs.Tensor, compute: str) -> str:
 
 
 def _feeds_embedding_indices(tensor: gs.Tensor) -> bool:
-    return any(c.op == "embedding" and c.inputs[0] is tensor for c in tensor.outputs)
+    """Whether the tensor reaches an embedding's indices directly or through reshapes."""
+    return any((c.op == "embedding" and c.inputs[0] is tensor) or
+               (c.op == "reshape" and _feeds_embedding_indices(c.outputs[0])) for c in tensor.outputs)
 
 
 def _wanted_page(tensor: gs.Tensor, dtype: str) -> str:

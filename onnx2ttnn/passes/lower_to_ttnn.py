@@ -108,10 +108,11 @@ class LowerToTTNN(Pass):
         outputs = []
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
-            if t.shape is None or any(not isinstance(d, int) for d in t.shape):
-                raise ConversionError(f"output {t.name!r} has no static shape after shape inference")
             dev = lctx.value(t)
-            host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(t.shape))
+            shape = t.shape
+            if shape is None or any(not isinstance(d, int) for d in shape):
+                shape = dev.shape  # symbolic after inference, static once folded: the rules computed it
+            host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(shape))
             reshape = tuple(host.shape) if tuple(dev.shape) != tuple(host.shape) else None
             lctx.nodes.append(ttnn_node("to_torch", [dev], [host], lctx.source, _output=t.name,
                                         _torch_dtype=str(host.dtype), _shape=reshape))

@@ -1,0 +1,78 @@
+"""Shape and tensor-selection rules (lowering/shape_ops.py, tensor_ops.py) on one-node models, fp32, against
+onnxruntime: the cases the node tests found and the ops added for them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.verify import verify
+from tests.lowering.test_lowering_rules import one_node
+
+rng = np.random.default_rng(1)
+
+
+def _gather_runtime(data_shape, ids_shape, axis, ids):
+    node = helper.make_node("Gather", ["x", "ids"], ["y"], axis=axis)
+    graph = helper.make_graph([node], "gather", [helper.make_tensor_value_info("x", TensorProto.FLOAT, data_shape),
+                                                 helper.make_tensor_value_info("ids", TensorProto.INT64, ids_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = {"x": rng.standard_normal(data_shape).astype(np.float32), "ids": np.asarray(ids, np.int64)}
+    return model, inputs
+
+
+def _folded_reshape():
+    """Reshape to Concat(Shape(x)[0], -1): the shape is constant only after folding."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Slice", ["s", "zero", "one"], ["n"]),
+             helper.make_node("Div", ["n", "two"], ["half"]),
+             helper.make_node("Concat", ["half", "minus"], ["target"], axis=0),
+             helper.make_node("Reshape", ["x", "target"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["y"], perm=[1, 0])]
+    inits = [numpy_helper.from_array(np.array([v], np.int64), n)
+             for n, v in (("zero", 0), ("one", 1), ("two", 2), ("minus", -1))]
+    graph = helper.make_graph(nodes, "folded", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+CASES = {
+    "Tile": (one_node("Tile", [2, 3], consts=[np.array([2, 1], np.int64)]), None),
+    "DepthToSpace-DCR": (one_node("DepthToSpace", [1, 8, 2, 3], attrs={"blocksize": 2}), None),
+    "DepthToSpace-CRD": (one_node("DepthToSpace", [1, 8, 2, 3], attrs={"blocksize": 2, "mode": "CRD"}), None),
+    "SpaceToDepth": (one_node("SpaceToDepth", [2, 3, 4, 6], attrs={"blocksize": 2}), None),
+    "Slice-negative-steps": (one_node("Slice", [6, 5, 4], consts=[np.array([5, -1]), np.array([0, -100]),
+                                                                  np.array([0, 2]), np.array([-2, -1])]), None),
+    "Reshape-folded-shape": (_folded_reshape(), None),
+    "Gather-runtime-axis0": _gather_runtime([5, 4], [3], 0, [4, 0, 2]),
+    "Gather-runtime-axis1-2d-indices": _gather_runtime([3, 5, 2], [2, 2], 1, [[1, 4], [0, 0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_matches_onnxruntime(name):
+    model, inputs = CASES[name]
+    report = verify(model, inputs=inputs, dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_empty_slice_is_refused_with_the_axis():
+    model = one_node("Slice", [4, 3], consts=[np.array([5]), np.array([9]), np.array([0])])
+    with pytest.raises(ConversionError, match="selects nothing on axis 0"):
+        verify(model, dtype="fp32")
+
+
+def test_gather_runtime_indices_need_float_data():
+    node = helper.make_node("Gather", ["x", "ids"], ["y"], axis=0)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT32, [5]),
+                                            helper.make_tensor_value_info("ids", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(ConversionError, match="needs float data"):
+        verify(model, dtype="fp32", fallback=False)
+    # the host fallback takes the node over
+    report = verify(model, dtype="fp32", inputs={"x": np.arange(5, dtype=np.int32) * 3,
+                                                "ids": np.array([4, 1], np.int64)})
+    assert report.passed, report.text()

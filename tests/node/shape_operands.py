@@ -1,0 +1,63 @@
+"""Operands that are bound to the case's values at conversion time (made initializers), and why.
+
+onnx2ttnn compiles static programs: every tensor has a static shape and every op its axes fixed when the
+program is generated (ttnn calls take shapes, axes and counts as Python ints).  An operand that decides an
+output's shape or the axes an op works on must therefore be known when converting — in exported models it
+is a constant (or folds to one).  The backend tests feed such operands as graph inputs; the harness binds
+them to the case's own values, turning them into initializers, as a static-shape export would.  Operands
+that carry data (Gather indices, Where conditions, Pad's constant value, ...) stay runtime inputs.
+
+SHAPE_OPERANDS: ONNX op type -> input positions, per the op's schema.
+
+PARAMETER_OPERANDS are bound the same way, for a second reason: they are a layer's learned parameters
+(convolution weights and biases, normalization scales, biases and running statistics), which every
+exporter writes as initializers, and which ttnn wants prepared once on the host before the program runs
+(conv2d and conv_transpose2d take host weights and prepare them; norms take tile-layout parameters).
+The computation itself still runs on the case's runtime data input.
+"""
+from __future__ import annotations
+
+SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
+    "Reshape": (1,),  # shape
+    "Expand": (1,),  # shape
+    "Tile": (1,),  # repeats
+    "Slice": (1, 2, 3, 4),  # starts, ends, axes, steps
+    "Split": (1,),  # split sizes
+    "Squeeze": (1,),  # axes
+    "Unsqueeze": (1,),  # axes
+    "Pad": (1, 3),  # pads, axes
+    "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,),
+    "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
+    "ReduceSumSquare": (1,),  # axes
+    "TopK": (1,),  # K
+    "CumSum": (1,),  # axis
+    "Range": (0, 1, 2),  # start, limit, delta: the output length
+    "ConstantOfShape": (0,),  # shape
+    "OneHot": (1,),  # depth
+    "Resize": (2, 3),  # scales, sizes
+    "Upsample": (1,),  # scales
+    "CenterCropPad": (1, 2),  # shape, axes
+}
+
+PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
+    "Conv": (1, 2),  # W, B
+    "ConvTranspose": (1, 2),  # W, B
+    "BatchNormalization": (1, 2, 3, 4),  # scale, B, input_mean, input_var
+    "InstanceNormalization": (1, 2),  # scale, B
+    "LayerNormalization": (1, 2),  # Scale, B
+    "GroupNormalization": (1, 2),  # scale, bias
+    "RMSNormalization": (1,),  # scale
+}
+
+
+def shape_operand_names(model) -> set[str]:
+    """Names of the graph inputs of `model` that feed a shape operand of some node."""
+    feeds = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
+    names = set()
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        for position in SHAPE_OPERANDS.get(node.op_type, ()) + PARAMETER_OPERANDS.get(node.op_type, ()):
+            if position < len(node.input) and node.input[position] in feeds:
+                names.add(node.input[position])
+    return names
