@@ -110,6 +110,10 @@ _op("conv_transpose2d", ("input_tensor", "weight_tensor", "bias_tensor"),
     keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
     input_layouts=(ANY, HOST, HOST), output_page=TILE, output_buffer="dram")
 
+# --- resize / LRN block -----------------------------------------------------------------------------------
+_op("upsample", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)  # NHWC [N, H, W, C]; ROW_MAJOR result
+
+
 def op_info(name: str) -> OpInfo:
     """The OpInfo of a ttnn op; KeyError names the op."""
     try:

@@ -2,4 +2,6 @@
 from onnx2ttnn.lowering import conv, eltwise, matmul, misc, norm, pool, reduce, shape_ops, tensor_ops  # noqa: F401
 # NN op families block
 from onnx2ttnn.lowering import select  # noqa: F401
+# resize / LRN block
+from onnx2ttnn.lowering import resize  # noqa: F401
 from onnx2ttnn.lowering.registry import all_rules, lookup, register  # noqa: F401
