@@ -3,5 +3,5 @@ from onnx2ttnn.lowering import conv, eltwise, matmul, misc, norm, pool, reduce, 
 # NN op families block
 from onnx2ttnn.lowering import select  # noqa: F401
 # resize / LRN block
-from onnx2ttnn.lowering import resize  # noqa: F401
+from onnx2ttnn.lowering import dropout, resize  # noqa: F401
 from onnx2ttnn.lowering.registry import all_rules, lookup, register  # noqa: F401
