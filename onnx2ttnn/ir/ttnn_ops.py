@@ -127,6 +127,8 @@ HOST_OPS: dict[str, OpInfo] = {
     HOST_COMPUTE: OpInfo(HOST_COMPUTE, ("tensors",), variadic_input=True, input_layouts=(HOST,),
                          output_page="host", memory_config=False),
 }
+# --- resize / LRN block -----------------------------------------------------------------------------------
+_op("upsample", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)  # NHWC [N, H, W, C]; ROW_MAJOR result
 
 
 def op_info(name: str) -> OpInfo:

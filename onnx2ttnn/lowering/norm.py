@@ -215,3 +215,51 @@ def group_norm_18(ctx: LoweringContext, node: gs.Node) -> None:
 @register("InstanceNormalization", 6, ttnn=("layer_norm", "multiply", "add"))
 def instance_norm(ctx: LoweringContext, node: gs.Node) -> None:
     _group_norm(ctx, node, int(node.inputs[0].shape[1]), per_group_affine=False)
+
+
+# --- local response normalisation -------------------------------------------------------------------------
+
+@register("LRN", 1, ttnn=("multiply", "concat", "slice", "add", "pow", "divide"),
+          note="windowed channel sum of squares by zero-padded slices (exact); stays in NHWC after a conv")
+def lrn(ctx: LoweringContext, node: gs.Node) -> None:
+    """y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c) ** beta."""
+    size = int(node.attrs["size"])
+    alpha, beta = float(node.attrs.get("alpha", 1e-4)), float(node.attrs.get("beta", 0.75))
+    bias = float(node.attrs.get("bias", 1.0))
+    if size < 1:
+        raise ConversionError(f"node {ctx.source!r}: LRN size={size} must be positive")
+    x, form = ctx.value_with_form(node.inputs[0])
+    if form is None and len(x.shape) < 3:
+        raise ConversionError(f"node {ctx.source!r}: LRN needs an [N, C, ...] input, got {tuple(x.shape)}")
+    axis = len(x.shape) - 1 if form is not None else 1  # NHWC keeps channels last
+    out = node.outputs[0]
+    shape = list(x.shape)
+    sq = ctx.op("multiply", [x, x], shape, name=out.name + "_sq")
+    before, after = (size - 1) // 2, size // 2
+    pieces = []
+    for count, where in ((before, "before"), (after, "after")):
+        if count:
+            zshape = list(shape)
+            zshape[axis] = count
+            pieces.append(ctx.float_param(np.zeros(zshape, np.float32), f"{out.name}_pad_{where}",
+                                          key=(out.name, where)))
+    padded = sq
+    if pieces:
+        pshape = list(shape)
+        pshape[axis] += before + after
+        parts = ([pieces[0]] if before else []) + [sq] + ([pieces[-1]] if after else [])
+        padded = ctx.op("concat", parts, pshape, name=out.name + "_padded", dim=axis)
+    total = None
+    for k in range(size):
+        if size == 1:
+            window = padded
+        else:
+            start, end = [0] * len(shape), list(padded.shape)
+            start[axis], end[axis] = k, k + shape[axis]
+            window = ctx.op("slice", [padded], shape, name=f"{out.name}_win{k}", slice_start=start, slice_end=end,
+                            slice_step=[1] * len(shape))
+        total = window if total is None else ctx.op("add", [total, window], shape, name=f"{out.name}_sum{k}")
+    scaled = ctx.op("multiply", [total], shape, name=out.name + "_scaled", input_tensor_b=alpha / size)
+    shifted = ctx.op("add", [scaled], shape, name=out.name + "_biased", input_tensor_b=bias)
+    denom = ctx.op("pow", [shifted], shape, name=out.name + "_denom", exponent=beta)
+    ctx.bind(out, ctx.op("divide", [x, denom], shape, name=out.name), form)

@@ -1,7 +1,8 @@
 """Selections and scans along one axis: TopK -> ttnn.topk, CumSum -> ttnn.cumsum.
 
-ttnn.topk returns [values, indices] (TILE; indices UINT16/UINT32) and is asked for a stable sort so equal
-values come out lowest index first, as ONNX requires.  CumSum's `exclusive` shifts the inclusive sum by one
+ttnn.topk returns [values, indices] (TILE; indices UINT16, or UINT32 for float32 inputs and reduced dims
+above 65536 once tile-padded) and is asked for a stable sort so equal values come out lowest index first, as
+ONNX requires.  The indices are typecast to the integer dtype the rest of the program uses.  CumSum's `exclusive` shifts the inclusive sum by one
 element (slice + concat with zeros), which stays exact.
 """
 from __future__ import annotations
@@ -12,6 +13,8 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import INDEX, LoweringContext
 from onnx2ttnn.lowering.registry import register
+
+RAW_INDEX = np.dtype(np.uint16)  # marks ttnn.topk's own index output (UINT16 or UINT32, see assign-layouts)
 
 
 def _axis(ctx: LoweringContext, axis: int, rank: int) -> int:
@@ -28,11 +31,11 @@ def _topk(ctx: LoweringContext, node: gs.Node, k: int, largest: bool, sorted_: b
         raise ConversionError(f"node {ctx.source!r}: K={k} must be in [1, {x.shape[axis]}]")
     shape = [k if i == axis else d for i, d in enumerate(x.shape)]
     values, indices = node.outputs[0], node.outputs[1]
-    vals, idx = ctx.multi_op("topk", [x], [shape, shape], names=[values.name, indices.name + "_u"],
+    vals, raw = ctx.multi_op("topk", [x], [shape, shape], names=[values.name, indices.name + "_raw"],
                              k=k, dim=axis if axis != rank - 1 else -1, largest=largest, sorted=sorted_, stable=True)
-    idx.dtype = INDEX
+    raw.dtype = RAW_INDEX  # assign-layouts gives it the dtype real ttnn returns (UINT16 or UINT32)
     ctx.bind(values, vals)
-    ctx.bind(indices, idx)
+    ctx.bind(indices, ctx.op("typecast", [raw], shape, name=indices.name, dtype=INDEX))
 
 
 @register("TopK", 11, ttnn=("topk",), note="stable: ties lowest index first")

@@ -33,6 +33,8 @@ class AssignLayouts(Pass):
             dtype = "u32" if _feeds_embedding_indices(out) else "i32"  # a host fallback's integer result
         elif node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
             dtype = compute  # integer inputs used as values (masks) are uploaded as floats
+        if node.op == "topk" and out is node.outputs[1]:
+            dtype = _topk_index_dtype(node, compute)
         if info.output_page == "host":
             return HOST_F32
         if node.op == "from_torch":
@@ -52,6 +54,15 @@ class AssignLayouts(Pass):
 def _dtype_of(tensor: gs.Tensor, compute: str) -> str:
     kind = np.dtype(tensor.dtype).kind
     return compute if kind in "fb" else "u32"
+
+
+def _topk_index_dtype(node: gs.Node, compute: str) -> str:
+    """What real ttnn.topk returns for indices: UINT32 for float32 inputs or a tile-padded reduced dim above
+    65536, else UINT16 (the op's documentation)."""
+    shape = node.inputs[0].shape
+    dim = int(node.attrs.get("dim", -1)) % len(shape)
+    padded = -(-int(shape[dim]) // 32) * 32
+    return "u32" if compute == "f32" or padded > 65536 else "u16"
 
 
 def _feeds_embedding_indices(tensor: gs.Tensor) -> bool:

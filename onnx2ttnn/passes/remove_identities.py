@@ -23,7 +23,7 @@ class RemoveIdentities(Pass):
             if node.op not in NO_OPS or onnx_domain(node) != "":
                 continue
             if node.op == "Dropout" and len(node.outputs) > 1 and node.outputs[1].outputs:
-                continue  # the mask is used: keep (lowering will say it is unsupported)
+                continue  # the mask is used: keep (the Dropout lowering supplies an all-true mask)
             src, out = node.inputs[0], node.outputs[0]
             if out.name in outputs:
                 continue

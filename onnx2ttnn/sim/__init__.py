@@ -37,6 +37,8 @@ from .ops_norm import argmax, layer_norm, max, mean, min, rms_norm, softmax, sum
 # NN op families block
 from .ops_conv_pool import conv_transpose2d
 from .ops_norm import cumsum, prod, topk
+# resize block
+from .ops_conv_pool import upsample
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

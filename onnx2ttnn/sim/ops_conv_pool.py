@@ -310,3 +310,57 @@ def conv_transpose2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_
                        default=DRAM_MEMORY_CONFIG)
     result = device_result(op, _flat_nhwc(out.contiguous()), dtype or input_tensor._dtype, layout, device, mc)
     return (result, (oh, ow)) if return_output_dim else result
+
+
+# --- resize block ------------------------------------------------------------------------------------------------
+
+def _scale_pair(op: str, scale_factor) -> tuple[float, float]:
+    values_ = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor, scale_factor]
+    if len(values_) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values_):
+        raise TypeError(f"{op}: scale_factor must be an int, a float or a pair of them, got {scale_factor!r}")
+    return float(values_[0]), float(values_[1])
+
+
+def upsample(input_tensor: Tensor, scale_factor, *, mode: str = "nearest", memory_config=None,
+             compute_kernel_config=None) -> Tensor:
+    """Nearest upsampling of [N, H, W, C] by integer factors (each row and column repeated), ROW_MAJOR result of
+    the input's dtype (BFLOAT8_B gives BFLOAT16).  Real constraints: factors > 0; TILE input tile-aligned (W and C
+    multiples of 32) and interleaved; ROW_MAJOR input interleaved, height- or block-sharded.  Not modelled (the
+    simulator refuses them): non-integer factors (the real float path) and mode 'bilinear'."""
+    op = "ttnn.upsample"
+    tensor_arg(op, "input_tensor", input_tensor)
+    sh, sw = _scale_pair(op, scale_factor)
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"TT_FATAL: {op}: scale_factor_h must be positive, got {sh}" if sh <= 0 else
+                           f"TT_FATAL: {op}: scale_factor_w must be positive, got {sw}")
+    if mode not in ("nearest", "bilinear"):
+        raise RuntimeError(f"TT_FATAL: {op}: mode must be 'nearest' or 'bilinear'")
+    if mode == "bilinear" or sh != int(sh) or sw != int(sw):
+        raise NotImplementedError(f"{op}: the simulator models integer nearest upsampling only "
+                                  f"(mode={mode!r}, scale_factor={scale_factor!r})")
+    x = input_tensor._data
+    if x.dim() != 4:
+        raise RuntimeError(f"TT_FATAL: {op}: expected a 4-D [N, H, W, C] input, got shape {list(x.shape)}")
+    layout = input_tensor._layout
+    mem_layout = input_tensor._mem.memory_layout
+    if layout is Layout.TILE:
+        if x.shape[2] % 32 or x.shape[3] % 32:
+            raise RuntimeError(f"TT_FATAL: {op}: Tiled input must be tile-aligned (no padding difference), got "
+                               f"shape {list(x.shape)}")
+        ok = mem_layout is TensorMemoryLayout.INTERLEAVED
+    else:
+        ok = mem_layout in (TensorMemoryLayout.INTERLEAVED, TensorMemoryLayout.HEIGHT_SHARDED,
+                            TensorMemoryLayout.BLOCK_SHARDED)
+    if not ok:
+        raise RuntimeError(f"TT_FATAL: {op}: Unsupported upsample configuration: integer scales + nearest need "
+                           f"ROW_MAJOR (INTERLEAVED|HEIGHT_SHARDED|BLOCK_SHARDED) or TILE INTERLEAVED input, got "
+                           f"{layout.name} {mem_layout.name}")
+    out = x.repeat_interleave(int(sh), dim=1).repeat_interleave(int(sw), dim=2)
+    dtype = DataType.BFLOAT16 if input_tensor._dtype is DataType.BFLOAT8_B else input_tensor._dtype
+    mc = output_config(op, memory_config, input_tensor, out.shape, Layout.ROW_MAJOR)
+    return device_result(op, _compute_values(out), dtype, Layout.ROW_MAJOR, input_tensor._device, mc)
+
+
+def _compute_values(data: torch.Tensor) -> torch.Tensor:
+    """Stored values as compute values (float32 for floats, int64 for integers)."""
+    return data.float() if data.is_floating_point() else data.long()

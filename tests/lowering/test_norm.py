@@ -50,3 +50,35 @@ def test_layernorm_runtime_scale_uses_ttnn_layer_norm():
 
 def test_rms_norm_lowers_to_ttnn_rms_norm():
     assert "rms_norm" in ttnn_ops(CASES["rmsnorm-axis2"], dtype="fp32")
+
+
+# --- LRN ----------------------------------------------------------------------------------------------------
+
+def _conv_lrn(dtype_opset=13):
+    """Conv -> LRN -> Relu, as in AlexNet: the LRN input arrives in ttnn's NHWC form."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(f32(8, 3, 3, 3) * 0.3, "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("LRN", ["c"], ["l"], size=5, alpha=1e-3, beta=0.75, bias=2.0),
+             helper.make_node("Relu", ["l"], ["y"])]
+    graph = helper.make_graph(nodes, "conv_lrn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", dtype_opset)])
+
+
+@pytest.mark.parametrize("size", [1, 3, 5])  # onnxruntime accepts odd sizes only
+def test_lrn_matches_onnxruntime(size):
+    m = model("LRN", {"x": [2, 7, 3, 4]}, attrs={"size": size, "alpha": 0.5, "beta": 0.6, "bias": 1.5}, opset=13)
+    report = verify(m, dtype="fp32")
+    assert report.passed, report.text()
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_lrn_after_conv_stays_nhwc(dtype):
+    m = _conv_lrn()
+    report = verify(m, dtype=dtype)
+    assert report.passed, report.text()
+    ops = ttnn_ops(m, dtype=dtype)
+    window = ops[ops.index("conv2d"):ops.index("divide")]
+    assert "permute" not in window and window.count("slice") == 5

@@ -31,3 +31,21 @@ def test_topk_ties_come_lowest_index_first():
     m = model("TopK", {"x": [1, 4]}, [np.array([2])], {"axis": 1}, opset=11, **TOPK_OUT)
     report = verify(m, inputs={"x": x}, dtype="fp32")
     assert report.passed, report.text()
+
+
+@pytest.mark.parametrize("dtype, raw", [("bf16", "uint16"), ("fp32", "uint32")])
+def test_topk_indices_declared_as_real_ttnn_returns_them(dtype, raw):
+    """Real ttnn.topk gives UINT16 indices for bf16 inputs, UINT32 for float32; they are typecast to UINT32."""
+    from onnx2ttnn.convert import convert
+    from onnx2ttnn.ir.graph import layout_of
+
+    m = model("TopK", {"x": [2, 40]}, [np.array([3])], {"axis": 1}, opset=11, **TOPK_OUT)
+    graph = convert(m, dtype=dtype).module.graph
+    topk = next(n for n in graph.nodes if n.op == "topk")
+    assert layout_of(topk.outputs[1]).ttnn_dtype == raw
+    casts = [n for n in graph.nodes if n.op == "typecast"]
+    assert len(casts) == (1 if raw == "uint16" else len(casts))  # a uint32 -> uint32 cast may be dropped
+    for cast in casts:
+        assert cast.inputs[0] is topk.outputs[1] and layout_of(cast.outputs[0]).ttnn_dtype == "uint32"
+    report = verify(m, dtype=dtype)
+    assert report.passed, report.text()

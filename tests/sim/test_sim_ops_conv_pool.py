@@ -152,3 +152,31 @@ def test_conv_transpose2d_matches_torch(ttnn, device, stride, padding, output_pa
     if padding == (1, 1):  # symmetric padding is torch's padding
         sym = F.conv_transpose2d(x, w, b, stride, 1, output_padding, groups)
         assert torch.allclose(to_nchw(ttnn, out, 2, oh, ow), sym, atol=1e-5)
+
+
+# --- upsample (resize block) -------------------------------------------------------------------------------------
+
+def test_upsample_nearest_repeats_rows_and_columns(ttnn, device):
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)
+    t = ttnn.from_torch(x, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    y = ttnn.upsample(t, [2, 3])
+    assert tuple(y.shape) == (2, 6, 12, 5) and y.layout is ttnn.ROW_MAJOR_LAYOUT and y.dtype is ttnn.float32
+    assert torch.equal(ttnn.to_torch(y), x.repeat_interleave(2, 1).repeat_interleave(3, 2))
+
+
+def test_upsample_tile_input_must_be_tile_aligned(ttnn, device):
+    ok = ttnn.from_torch(torch.randn(1, 2, 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    assert ttnn.upsample(ok, 2).layout is ttnn.ROW_MAJOR_LAYOUT
+    bad = ttnn.from_torch(torch.randn(1, 2, 3, 5), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    with pytest.raises(RuntimeError, match="tile-aligned"):
+        ttnn.upsample(bad, 2)
+
+
+def test_upsample_refuses_what_it_does_not_model(ttnn, device):
+    t = ttnn.from_torch(torch.randn(1, 2, 2, 4), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    with pytest.raises(RuntimeError, match="mode must be"):
+        ttnn.upsample(t, 2, mode="bicubic")
+    with pytest.raises(NotImplementedError):
+        ttnn.upsample(t, 1.5)
+    with pytest.raises(NotImplementedError):
+        ttnn.upsample(t, 2, mode="bilinear")
