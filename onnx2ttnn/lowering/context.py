@@ -49,7 +49,8 @@ INDEX = np.dtype(np.int32)
 class LoweringContext:
     """Builds the ttnn graph while the lowering pass walks the ONNX nodes in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, dtype: str = "bf16") -> None:
+        self.dtype = dtype  # the program's compute dtype ("bf16" | "fp32", Options.dtype)
         self.nodes: list[gs.Node] = []
         self.source = ""  # name of the ONNX node being lowered
         self._values: dict[str, tuple[gs.Variable, Optional[NHWC]]] = {}

@@ -8,8 +8,7 @@ Two lowerings of the windowed pools:
   (padding by concat with -inf / 0 blocks), then a constant divisor for AveragePool.  Exact in float32
   and general: 1-D/3-D, dilations, ceil_mode, count_include_pad, asymmetric pads, the Indices output.
   Used for float32 programs (where a bf16 pool would lose precision) and whatever the native ops lack.
-The compute dtype comes from `ctx.dtype` ("bf16" / "fp32") when the lowering context provides it; without
-it the exact window lowering is used.
+The compute dtype is `ctx.dtype` ("bf16" / "fp32"): bf16 programs use the native ops where they apply.
 GlobalAveragePool / GlobalMaxPool are ttnn.mean / ttnn.max over the spatial dims (exact in both dtypes; real
 global_avg_pool2d always returns bfloat16).
 """
@@ -68,7 +67,7 @@ def _wants_indices(node: gs.Node) -> bool:
 
 def _native_ok(ctx: LoweringContext, node: gs.Node, kind: str) -> bool:
     """Whether ttnn.max_pool2d / avg_pool2d can compute this node (bf16 programs only)."""
-    if getattr(ctx, "dtype", None) != "bf16":
+    if ctx.dtype != "bf16":
         return False
     kernel, _, dilations, _, _ = _geometry(ctx, node)
     if len(kernel) != 2 or (kind == "max" and _wants_indices(node)):

@@ -31,7 +31,7 @@ class LowerToTTNN(Pass):
         graph = module.graph
         use_fallback = ctx.options.fallback
         bfloat16 = _bfloat16_as_float(graph)
-        lctx = LoweringContext()
+        lctx = LoweringContext(ctx.options.dtype)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback))

@@ -58,8 +58,7 @@ def _lowered(node_model, dtype):
     import onnx
 
     graph = gs.import_onnx(onnx.shape_inference.infer_shapes(node_model))
-    ctx = LoweringContext()
-    ctx.dtype = dtype
+    ctx = LoweringContext(dtype)
     for t in graph.inputs:
         ctx.bind_input(t, gs.Variable(t.name + "_dev", dtype=np.float32, shape=t.shape))
     node = graph.nodes[0]
@@ -74,3 +73,10 @@ def test_bf16_context_uses_native_pools_where_they_fit():
     assert "avg_pool2d" not in _lowered(CASES["avg-dilated"], "bf16")  # avg_pool2d has no dilation
     assert "max_pool2d" not in _lowered(CASES["max-1d"], "bf16")
     assert "max_pool2d" not in _lowered(CASES["max-pads-strides"], "fp32")
+
+
+def test_bf16_programs_use_the_native_pools_end_to_end(cnn_path):
+    from onnx2ttnn import convert
+
+    assert "ttnn.max_pool2d(" in convert(cnn_path, dtype="bf16").source
+    assert "ttnn.max_pool2d(" not in convert(cnn_path, dtype="fp32").source  # exact window lowering
