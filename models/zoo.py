@@ -98,7 +98,7 @@ MODELS: list[ZooModel] = [
              reduced=dict(depth_multiplier=0.35, image_size=64), inputs=_pixels(),
              outputs=("last_hidden_state", "pooler_output")),
     ZooModel("efficientnet", "EfficientNet-B0", "transformers", config="EfficientNetConfig",
-             model="EfficientNetModel", reduced=dict(width_coefficient=0.25, depth_coefficient=0.25, image_size=64),
+             model="EfficientNetModel", reduced=dict(width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=320, image_size=64),
              inputs=_pixels(), outputs=("last_hidden_state", "pooler_output")),
     ZooModel("convnext", "ConvNeXt-T", "transformers", config="ConvNextConfig", model="ConvNextModel",
              reduced=dict(hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], image_size=64),
@@ -175,10 +175,7 @@ def build_config(entry: ZooModel, size: str):
     """The transformers config of an entry at `size` ("reduced" or "full")."""
     import transformers
 
-    config = getattr(transformers, entry.config)()
-    for key, value in (entry.reduced if size == "reduced" else entry.full).items():
-        setattr(config, key, value)
-    return config
+    return getattr(transformers, entry.config)(**(entry.reduced if size == "reduced" else entry.full))
 
 
 def build_model(entry: ZooModel, size: str):

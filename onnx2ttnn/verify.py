@@ -41,6 +41,8 @@ class VerifyReport:
     leaks: list = field(default_factory=list)
     first_divergent: Optional[str] = None  # "op_type 'node name' (tensor 'x', PCC 0.42)"
     per_op: list = field(default_factory=list)  # (onnx tensor, node, pcc)
+    memory_trace: list = field(default_factory=list)  # with trace: (ttnn call, L1 B/bank, DRAM B/bank)
+    conversion: Optional[object] = field(default=None, repr=False)  # the Conversion that was run
 
     @property
     def passed(self) -> bool:
@@ -91,18 +93,23 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float) -> O
     return OutputCheck(name, tuple(want.shape), value, max_abs, max_rel, value >= threshold)
 
 
-def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", **options) -> VerifyReport:
+def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", conversion=None,
+           trace: bool = False, **options) -> VerifyReport:
     """Convert `model`, run it on the simulator, compare with onnxruntime; returns a VerifyReport.
 
     `inputs`: None (seeded random), a path to an .npz keyed by ONNX input names, or a dict of arrays.
+    `conversion`: an onnx2ttnn.convert() result of `model` to run instead of converting again.
+    `trace`: record the memory in use after every ttnn call of forward (report.memory_trace).
     Other keyword arguments are conversion options (memory, dtype, input_shapes, ...).
     """
     from onnx2ttnn.sim import runtime
 
-    threshold = PCC_THRESHOLD[options.get("dtype", "bf16")]
+    threshold = PCC_THRESHOLD[conversion.options.dtype if conversion else options.get("dtype", "bf16")]
     with tempfile.TemporaryDirectory(prefix="onnx2ttnn-verify-") as tmp:
         program_path = os.path.join(tmp, "model_ttnn.py")
-        conversion = convert(model, program_path, probes=per_op, device=device, **options)
+        if conversion is None:
+            conversion = convert(model, program_path, probes=per_op, device=device, **options)
+        program_path = os.path.join(tmp, os.path.splitext(conversion.program_weights_name)[0] + ".py")
         conversion.write(program_path)
         program = _load_program(program_path)
         feeds = _inputs(program, inputs)
@@ -116,8 +123,13 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", **
             dev = ttnn.open_device(device_id=0, l1_small_size=16384)
             params = program.load_parameters(dev)
             runtime.reset_peaks(dev)
-            got = program.forward(dev, params, **{ident: _torch(feeds[onnx_name])
-                                                  for ident, (onnx_name, _, _) in program.INPUTS.items()})
+            args = {ident: _torch(feeds[onnx_name]) for ident, (onnx_name, _, _) in program.INPUTS.items()}
+            memory_trace: list = []
+            if trace:
+                with runtime.memory_trace(dev) as memory_trace:
+                    got = program.forward(dev, params, **args)
+            else:
+                got = program.forward(dev, params, **args)
             stats = runtime.memory_stats(dev)
             for tensor in params.values():
                 if tensor.storage_type() == ttnn.StorageType.DEVICE:
@@ -128,7 +140,8 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", **
     expected = _onnxruntime(source, feeds, list(program.OUTPUTS))
     checks = [compare(name, got[name].float().numpy() if hasattr(got[name], "float") else got[name],
                       expected[name], threshold) for name in program.OUTPUTS]
-    report = VerifyReport(checks, threshold, stats["L1"].peak_per_bank, stats["DRAM"].peak_per_bank, leaks)
+    report = VerifyReport(checks, threshold, stats["L1"].peak_per_bank, stats["DRAM"].peak_per_bank, leaks,
+                          memory_trace=memory_trace, conversion=conversion)
     if per_op:
         _per_op(report, source, feeds, probes, threshold)
     return report

@@ -13,6 +13,7 @@ TILE = "tile"
 ROW_MAJOR = "row_major"
 ANY = "any"  # tile or row-major, as produced
 HOST = "host"  # stays on the host (conv weights)
+SAME = "same"  # whatever page layout input 0 has (concat: every input alike)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ _op("deallocate", ("tensor",), input_layouts=(ANY,), memory_config=False, output
 # data movement
 _op("reshape", input_layouts=(ANY,), output_page="same", view=True)
 _op("permute", input_layouts=(ANY,), output_page="same")
-_op("concat", ("tensors",), variadic_input=True, input_layouts=(ANY,), output_page="same")
+_op("concat", ("tensors",), variadic_input=True, input_layouts=(SAME,), output_page="same")
 _op("slice", input_layouts=(ANY,), output_page="same",
     positional_attrs=("slice_start", "slice_end", "slice_step"))
 _op("split", input_layouts=(ANY,), output_page="same")

@@ -65,12 +65,27 @@ def _wants_indices(node: gs.Node) -> bool:
     return len(node.outputs) > 1 and bool(node.outputs[1].name)
 
 
+def _covers_the_whole_input(ctx: LoweringContext, node: gs.Node) -> bool:
+    """One window, unpadded, over all of the input (EfficientNet's AvgPool2d(kernel 320) on 2x2, ceil_mode):
+    a global pool. Window positions past the input (ceil_mode) hold no element, so they count for nothing."""
+    if _wants_indices(node):
+        return False
+    kernel, _, dilations, pads, out_spatial = _geometry(ctx, node)
+    spatial = tuple(int(d) for d in node.inputs[0].shape[2:])
+    return (all(o == 1 for o in out_spatial) and all(p == (0, 0) for p in pads)
+            and all((k - 1) * d + 1 >= size for k, d, size in zip(kernel, dilations, spatial)))
+
+
 def _native_ok(ctx: LoweringContext, node: gs.Node, kind: str) -> bool:
-    """Whether ttnn.max_pool2d / avg_pool2d can compute this node (bf16 programs only)."""
+    """Whether ttnn.max_pool2d / avg_pool2d can compute this node (bf16 programs only; real ttnn crashes on
+    a window larger than the padded input)."""
     if ctx.dtype != "bf16":
         return False
-    kernel, _, dilations, _, _ = _geometry(ctx, node)
+    kernel, _, dilations, pads, _ = _geometry(ctx, node)
     if len(kernel) != 2 or (kind == "max" and _wants_indices(node)):
+        return False
+    spatial = tuple(int(d) for d in node.inputs[0].shape[2:])
+    if any((k - 1) * d + 1 > size + b + e for k, d, size, (b, e) in zip(kernel, dilations, spatial, pads)):
         return False
     return kind == "max" or dilations == (1, 1)
 
@@ -211,7 +226,9 @@ def _window_counts(ctx: LoweringContext, node: gs.Node) -> np.ndarray:
 @register("MaxPool", 1, ttnn=("max_pool2d", "slice", "maximum"),
           note="bf16: ttnn.max_pool2d; fp32/3-D/indices: slices + maximum")
 def max_pool(ctx: LoweringContext, node: gs.Node) -> None:
-    if _native_ok(ctx, node, "max"):
+    if _covers_the_whole_input(ctx, node):
+        _global(ctx, node, "max")
+    elif _native_ok(ctx, node, "max"):
         _native_pool(ctx, node, "max_pool2d")
     else:
         _window_max(ctx, node)
@@ -220,7 +237,9 @@ def max_pool(ctx: LoweringContext, node: gs.Node) -> None:
 @register("AveragePool", 1, ttnn=("avg_pool2d", "slice", "add", "multiply"),
           note="bf16: ttnn.avg_pool2d; fp32/dilations/1-D/3-D: slices + add")
 def average_pool(ctx: LoweringContext, node: gs.Node) -> None:
-    if _native_ok(ctx, node, "avg"):
+    if _covers_the_whole_input(ctx, node):
+        _global(ctx, node, "mean")
+    elif _native_ok(ctx, node, "avg"):
         _native_pool(ctx, node, "avg_pool2d", count_include_pad=bool(node.attrs.get("count_include_pad", 0)))
     else:
         _window_average(ctx, node)

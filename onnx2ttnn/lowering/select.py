@@ -63,10 +63,15 @@ def cumsum(ctx: LoweringContext, node: gs.Node) -> None:
     axis = _axis(ctx, int(ctx.require_constant(node.inputs[1], "CumSum axis").reshape(-1)[0]), rank)
     reverse = bool(node.attrs.get("reverse", 0))
     exclusive = bool(node.attrs.get("exclusive", 0))
-    y = ctx.op("cumsum", [x], x.shape, name=out.name + ("_inclusive" if exclusive else ""), dim=axis,
+    integer = x.dtype.kind not in "fb"
+    if integer:  # ttnn.cumsum takes BFLOAT16 / FLOAT32 only (e.g. RoBERTa's position ids from the mask)
+        x = ctx.op("typecast", [x], x.shape, name=out.name + "_float", dtype=np.float32)
+    y = ctx.op("cumsum", [x], x.shape, name=out.name + ("_inclusive" if exclusive or integer else ""), dim=axis,
                reverse_order=reverse)
     if exclusive:
-        y = _shift(ctx, y, axis, reverse, out.name)
+        y = _shift(ctx, y, axis, reverse, out.name + ("_float" if integer else ""))
+    if integer:
+        y = ctx.op("typecast", [y], y.shape, name=out.name, dtype=np.int32)
     ctx.bind(out, y)
 
 

@@ -2,7 +2,7 @@
 
 Reads: layouts on every tensor and each op's input requirements (ir/ttnn_ops.py).  Writes: a
 `to_layout` node wherever a producer's page layout differs from what a consumer needs (one per tensor and
-target, shared by all consumers, never a round trip); the `dtype`/`layout`/`device` arguments of every
+target, shared by all consumers, never a round trip; concat's inputs are all brought to input 0's page); the `dtype`/`layout`/`device` arguments of every
 from_torch, to_layout, typecast and embedding, derived from their output layouts (and the torch dtype a
 host fallback's result is cast to before its upload).
 Typecasts that change nothing are dropped.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
-from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, TILE, op_info
+from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, SAME, TILE, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
 PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
@@ -35,6 +35,9 @@ class DecomposeLayouts(Pass):
             for index, tensor in enumerate(node.inputs):
                 need = info.input_layout(index)
                 layout = layout_of(tensor)
+                if need == SAME:  # like input 0 (concat's inputs must all share one page layout)
+                    first = layout_of(node.inputs[0])
+                    need = first.page if first is not None and first.on_device else ANY
                 if need in (ANY, HOST) or layout is None or not layout.on_device or layout.page == need:
                     continue
                 key = (id(tensor), need)

@@ -5,6 +5,8 @@
     with runtime.install():                   # `import ttnn` now gives the simulator
         run_generated_program()
     runtime.memory_stats(device)["L1"].peak_per_bank
+    with runtime.memory_trace(device) as trace:   # [(ttnn call, L1 bytes/bank, DRAM bytes/bank), ...]
+        program.forward(device, params, **inputs)
 """
 from __future__ import annotations
 
@@ -110,3 +112,41 @@ def install():
             sys.modules.pop("ttnn", None)
         else:
             sys.modules["ttnn"] = previous
+
+
+@contextlib.contextmanager
+def memory_trace(device):
+    """Record the memory in use after every top-level ttnn call made in the block.
+
+    Yields a list that fills with (call name, L1 bytes per bank, DRAM bytes per bank); calls the simulator
+    makes inside another call are not recorded.
+    """
+    import onnx2ttnn.sim as sim
+
+    trace: list = []
+    depth = [0]
+    saved = {}
+
+    def wrap(name, fn):
+        def traced(*args, **kwargs):
+            depth[0] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0 and device.is_open:
+                    trace.append((name, device.l1.allocated, device.dram.allocated))
+        return traced
+
+    for name in dir(sim):
+        obj = getattr(sim, name)
+        if name.startswith("_") or isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
+            continue
+        saved[name] = obj
+        setattr(sim, name, wrap(name, obj))
+    try:
+        yield trace
+    finally:
+        for name, obj in saved.items():
+            setattr(sim, name, obj)
+

@@ -80,3 +80,20 @@ def test_bf16_programs_use_the_native_pools_end_to_end(cnn_path):
 
     assert "ttnn.max_pool2d(" in convert(cnn_path, dtype="bf16").source
     assert "ttnn.max_pool2d(" not in convert(cnn_path, dtype="fp32").source  # exact window lowering
+
+
+@pytest.mark.parametrize("op", ["AveragePool", "MaxPool"])
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_a_window_over_the_whole_input_is_a_global_pool(op, dtype):
+    """EfficientNet's pooler: AvgPool2d(kernel 320, ceil_mode) on a 2x2 map. Real ttnn's pools crash on a
+    window larger than the input, and 320x320 window slices would be absurd: it is a global mean / max."""
+    from onnx2ttnn import convert
+    from onnx2ttnn.verify import verify
+    from tests.lowering._nodes import model
+
+    m = model(op, {"x": [1, 8, 2, 2]}, attrs={"kernel_shape": [32, 32], "strides": [32, 32], "ceil_mode": 1},
+              out_shape=[1, 8, 1, 1])
+    source = convert(m, dtype=dtype).source
+    assert "pool2d(" not in source.split("def forward", 1)[1] and "ttnn.slice(" not in source
+    report = verify(m, dtype=dtype)
+    assert report.passed, report.text()

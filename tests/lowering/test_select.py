@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
+from onnx2ttnn import convert
 from onnx2ttnn.verify import verify
 from tests.lowering._nodes import model
 
@@ -49,3 +50,26 @@ def test_topk_indices_declared_as_real_ttnn_returns_them(dtype, raw):
         assert cast.inputs[0] is topk.outputs[1] and layout_of(cast.outputs[0]).ttnn_dtype == "uint32"
     report = verify(m, dtype=dtype)
     assert report.passed, report.text()
+
+
+@pytest.mark.parametrize("exclusive", [0, 1])
+def test_integer_cumsum_of_embedding_ids_runs_in_float(exclusive):
+    """RoBERTa's position ids: a cumsum of integer ids that also index an embedding (so they are UINT32 on
+    the device, which ttnn.cumsum refuses): typecast to float, sum, typecast back."""
+    from onnx import helper, numpy_helper
+
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"]),
+             helper.make_node("CumSum", ["ids", "axis"], ["c"], exclusive=exclusive)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 6])],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, 6, 4]),
+         helper.make_tensor_value_info("c", TensorProto.INT64, [1, 6])],
+        [numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "table"),
+         numpy_helper.from_array(np.array(1), "axis")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    body = convert(m, dtype="bf16").source.split("def forward", 1)[1]
+    assert body.index("ttnn.typecast(") < body.index("ttnn.cumsum(")
+    ids = np.array([[1, 3, 0, 2, 9, 1]], np.int64)
+    for dtype in ("fp32", "bf16"):
+        report = verify(m, inputs={"ids": ids}, dtype=dtype)
+        assert report.passed and report.outputs[1].max_abs == 0, report.text()
