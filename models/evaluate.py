@@ -57,7 +57,9 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
     import onnx2ttnn
     from onnx2ttnn.verify import verify
 
-    result = ZooResult(entry.name, entry.architecture, size, exporter if entry.kind == "transformers" else "-")
+    transformers = entry.kind == "transformers"
+    result = ZooResult(entry.name, entry.architecture, size if transformers else "as shipped",
+                       exporter if transformers else "-")
     stage = "export"
     try:
         path = export.export(entry, size, exporter, log=lambda line: None)

@@ -69,7 +69,7 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
     start = time.time()
     log(f"exporting {entry.name} ({size}, {exporter}) ...")
     module, config = zoo.build_model(entry, size)
-    inputs = zoo.example_inputs(entry, config)
+    inputs = zoo.example_inputs(entry, config, size)
     wrapped = _Outputs(module, entry.outputs)
     os.makedirs(CACHE, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{entry.name}-", dir=CACHE)

@@ -38,40 +38,43 @@ class ZooModel:
     model: str = ""  # transformers: model class name
     reduced: dict = field(default_factory=dict)  # config overrides for CI
     full: dict = field(default_factory=dict)  # overrides on the default (published) config
-    inputs: Callable[[object], tuple[Input, ...]] = None  # config -> inputs
+    inputs: Callable[[object, str], tuple[Input, ...]] = None  # (config, size) -> inputs
     outputs: tuple[str, ...] = ()  # names given to the exported outputs
     exporters: tuple[str, ...] = ("dynamo",)
     ci: bool = True  # run in the default test run (False: only with the full-size flag)
 
 
 def _pixels(size_key: str = "image_size", channels_key: str = "num_channels"):
-    def inputs(config):
+    def inputs(config, size_name):
         size = getattr(config, size_key)
         size = size[0] if isinstance(size, (list, tuple)) else size
         return (Input("pixel_values", (1, getattr(config, channels_key, 3), size, size)),)
     return inputs
 
 
-def _pixels_fixed(size: int):
-    def inputs(config):
-        return (Input("pixel_values", (1, getattr(config, "num_channels", 3), size, size)),)
+def _pixels_fixed(reduced: int, full: int = 224):
+    """For configs without an image size: `reduced` pixels in CI, `full` (the published resolution) otherwise."""
+    def inputs(config, size_name):
+        side = reduced if size_name == "reduced" else full
+        return (Input("pixel_values", (1, getattr(config, "num_channels", 3), side, side)),)
     return inputs
 
 
-def _text(seq: int, mask: bool = True):
-    def inputs(config):
-        ids = Input("input_ids", (1, seq), "ids", config.vocab_size)
-        return (ids, Input("attention_mask", (1, seq), "mask")) if mask else (ids,)
+def _text(seq: int, mask: bool = True, full_seq: int = 128):
+    def inputs(config, size_name):
+        n = seq if size_name == "reduced" else full_seq
+        ids = Input("input_ids", (1, n), "ids", config.vocab_size)
+        return (ids, Input("attention_mask", (1, n), "mask")) if mask else (ids,)
     return inputs
 
 
-def _audio(samples: int):
-    def inputs(config):
-        return (Input("input_values", (1, samples)),)
+def _audio(samples: int, full_samples: int = 16000):
+    def inputs(config, size_name):
+        return (Input("input_values", (1, samples if size_name == "reduced" else full_samples)),)
     return inputs
 
 
-def _mel(config):
+def _mel(config, size_name):
     return (Input("input_features", (1, config.num_mel_bins, 2 * config.max_source_positions)),)
 
 
@@ -194,13 +197,13 @@ def build_model(entry: ZooModel, size: str):
     return module.eval(), config
 
 
-def example_inputs(entry: ZooModel, config) -> dict:
+def example_inputs(entry: ZooModel, config, size: str = "reduced") -> dict:
     """Seeded example inputs (torch tensors) for export and verification."""
     import torch
 
     g = torch.Generator().manual_seed(SEED)
     out = {}
-    for spec in entry.inputs(config):
+    for spec in entry.inputs(config, size):
         if spec.kind == "ids":
             out[spec.name] = torch.randint(0, spec.high, spec.shape, generator=g)
         elif spec.kind == "mask":
