@@ -28,6 +28,19 @@ _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64
 _HOST_TORCH_DTYPES = dict(_TORCH_DTYPES, uint16="int64", uint32="int64", uint64="int64", bfloat16="float32")
 
 
+def _upload_shape(node: gs.Node):
+    """The shape a from_torch must give its host tensor first: its `_shape`, or the device tensor's shape
+    when the host one differs (a rank-0 value lives on the device as [1]), so that the program's tensors
+    have the shapes the passes planned views and deallocations with."""
+    if node.attrs.get("_shape") is not None:
+        return tuple(node.attrs["_shape"])
+    src, out = node.inputs[0], node.outputs[0]
+    host = src.values.shape if isinstance(src, gs.Constant) else src.shape
+    if host is None or out.shape is None or tuple(host) == tuple(out.shape):
+        return None
+    return tuple(int(d) for d in out.shape)
+
+
 @dataclass
 class EmittedProgram:
     source: str
@@ -110,8 +123,9 @@ class PythonEmitter:
             src = node.inputs[0]
             first = (f"torch.from_numpy(data[{ascii(node.attrs['_param'])}])" if node.attrs.get("_param")
                      else self.name(src))
-            if node.attrs.get("_shape") is not None:
-                first += f".reshape({literal(tuple(node.attrs['_shape']))})"
+            shape = _upload_shape(node)
+            if shape is not None:
+                first += f".reshape({literal(shape)})"
             if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
                 first += f".to(torch.{node.attrs['_torch_dtype']})"
             tensors, args = [], [first]
