@@ -2,47 +2,10 @@
 run on the simulator with a leak check."""
 from __future__ import annotations
 
-import io
-import types
-
 import numpy as np
-import onnx
-import torch
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
-from onnx2ttnn.convert import convert
-from onnx2ttnn.emit.weights import npz_bytes
-from onnx2ttnn.sim import runtime
-from tests.ttnn_api import check_source
-
-
-def one_node(op, inputs: dict, outputs: dict, attrs=None, opset=18) -> onnx.ModelProto:
-    """`outputs = op(*inputs)`; inputs / outputs: {name: (TensorProto type, shape)}; "" skips an input."""
-    node = helper.make_node(op, list(inputs), list(outputs), **(attrs or {}))
-    graph = helper.make_graph([node], op, [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()
-                                           if n],
-                              [helper.make_tensor_value_info(n, t, s) for n, (t, s) in outputs.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def run(m, feeds: dict, **options) -> tuple[dict, list, str]:
-    """({output name: torch tensor}, leaked buffers, program source) of `m` converted in fp32 on the simulator."""
-    conversion = convert(m, dtype="fp32", **options)
-    assert check_source(conversion.source) == []
-    program = types.ModuleType("emit_test_program")
-    runtime.configure("n150")
-    with runtime.install() as ttnn:
-        exec(compile(conversion.source, "<program>", "exec"), program.__dict__)
-        device = ttnn.open_device(device_id=0, l1_small_size=16384)
-        params = program.load_parameters(device, io.BytesIO(npz_bytes(conversion.program.weights)))
-        args = {ident: torch.from_numpy(np.ascontiguousarray(feeds[name]))
-                for ident, (name, _, _) in program.INPUTS.items()}
-        outputs = program.forward(device, params, **args)
-        for tensor in params.values():
-            if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
-                ttnn.deallocate(tensor)
-        ttnn.close_device(device)
-    return outputs, runtime.leaks(device), conversion.source
+from tests.program_run import one_node, run
 
 
 def test_rank0_inputs_are_uploaded_as_their_device_shape_and_freed():
@@ -54,3 +17,12 @@ def test_rank0_inputs_are_uploaded_as_their_device_shape_and_freed():
     assert leaks == []
     assert "ttnn.from_torch(lo.reshape((1,))" in source
     np.testing.assert_array_equal(outputs["y"].numpy(), np.clip(x, -0.5, 1.0))
+
+
+def test_unsigned_outputs_keep_their_onnx_dtype():
+    m = one_node("Add", {"a": (TensorProto.UINT32, [4]), "b": (TensorProto.UINT32, [4])},
+                 {"y": (TensorProto.UINT32, [4])})
+    a, b = np.array([1, 2, 3, 4], np.uint32), np.array([10, 20, 30, 40], np.uint32)
+    outputs, leaks, _ = run(m, {"a": a, "b": b})
+    assert leaks == [] and str(outputs["y"].dtype) == "torch.uint32"
+    np.testing.assert_array_equal(outputs["y"].numpy(), a + b)
