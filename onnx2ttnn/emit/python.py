@@ -18,7 +18,7 @@ from onnx2ttnn.fallback.source import defined_names, helper_source
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, op_info
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64", "int64": "int64",
                  "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool", "int16": "int16",
@@ -173,6 +173,9 @@ class PythonEmitter:
         if node.op == HOST_COMPUTE:
             targets = ", ".join(self.name(t) for t in node.outputs)
             return f"{targets} = {self.host_call(node)}"
+        if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
+            dtype = _TORCH_DTYPES.get(node.attrs["_torch_dtype"], "float32")
+            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}.to(torch.{dtype})"
         if node.op == "to_torch":
             table = _HOST_TORCH_DTYPES if node.attrs.get("_fallback") else _TORCH_DTYPES
             dtype = table.get(node.attrs.get("_torch_dtype", "float32"), "float32")

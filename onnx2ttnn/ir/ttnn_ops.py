@@ -123,9 +123,11 @@ _op("conv_transpose2d", ("input_tensor", "weight_tensor", "bias_tensor"),
 # Not a ttnn call: a torch helper of the generated program, reading and writing host torch tensors
 # (its inputs come from to_torch or the program's arguments; from_torch uploads what ttnn ops read).
 HOST_COMPUTE = "host_compute"
+HOST_OUTPUT = "host_output"  # a graph output a host fallback computed: returned as is, in its ONNX dtype
 HOST_OPS: dict[str, OpInfo] = {
     HOST_COMPUTE: OpInfo(HOST_COMPUTE, ("tensors",), variadic_input=True, input_layouts=(HOST,),
                          output_page="host", memory_config=False),
+    HOST_OUTPUT: OpInfo(HOST_OUTPUT, ("tensor",), input_layouts=(HOST,), output_page="host", memory_config=False),
 }
 # --- resize / LRN block -----------------------------------------------------------------------------------
 _op("upsample", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)  # NHWC [N, H, W, C]; ROW_MAJOR result

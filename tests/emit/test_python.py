@@ -26,3 +26,13 @@ def test_unsigned_outputs_keep_their_onnx_dtype():
     outputs, leaks, _ = run(m, {"a": a, "b": b})
     assert leaks == [] and str(outputs["y"].dtype) == "torch.uint32"
     np.testing.assert_array_equal(outputs["y"].numpy(), a + b)
+
+
+def test_a_host_fallback_output_is_returned_in_its_onnx_dtype():
+    m = one_node("CumSum", {"x": (TensorProto.UINT32, [5]), "axis": (TensorProto.INT64, [])},
+                 {"y": (TensorProto.UINT32, [5])})
+    x = np.array([1, 2, 3, 4, 4000000000], np.uint32)
+    outputs, leaks, source = run(m, {"x": x, "axis": np.array(0, np.int64)})
+    assert leaks == [] and str(outputs["y"].dtype) == "torch.uint32"
+    assert "ttnn.to_torch(" not in source  # computed on the host, returned as it is
+    np.testing.assert_array_equal(outputs["y"].numpy(), np.cumsum(x, dtype=np.uint32))

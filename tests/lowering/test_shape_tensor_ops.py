@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnx2ttnn.convert import convert
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.verify import verify
 from tests.lowering.test_lowering_rules import one_node
+from tests.program_run import run
 
 rng = np.random.default_rng(1)
 
@@ -58,10 +60,21 @@ def test_rule_matches_onnxruntime(name):
     assert report.passed, report.text()
 
 
-def test_empty_slice_is_refused_with_the_axis():
+def test_empty_slice_output_is_computed_on_the_host():
     model = one_node("Slice", [4, 3], consts=[np.array([5]), np.array([9]), np.array([0])])
-    with pytest.raises(ConversionError, match="selects nothing on axis 0"):
-        verify(model, dtype="fp32")
+    outputs, leaks, source = run(model, {"x": np.ones((4, 3), np.float32)})
+    assert tuple(outputs["y"].shape) == (0, 3) and leaks == []
+    assert "host_slice(x" in source and "ttnn.slice(" not in source
+
+
+def test_empty_slice_read_by_a_device_op_is_refused():
+    nodes = [helper.make_node("Slice", ["x", "s", "e"], ["t"]), helper.make_node("Relu", ["t"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([5]), "s"), numpy_helper.from_array(np.array([9]), "e")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(ConversionError, match=r"'t' is empty \(shape \[0, 3\].*ttnn has no empty tensors"):
+        convert(model, dtype="fp32")
 
 
 def test_gather_runtime_indices_need_float_data():
