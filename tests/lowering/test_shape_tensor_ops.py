@@ -50,6 +50,7 @@ CASES = {
     "Reshape-folded-shape": (_folded_reshape(), None),
     "Gather-runtime-axis0": _gather_runtime([5, 4], [3], 0, [4, 0, 2]),
     "Gather-runtime-axis1-2d-indices": _gather_runtime([3, 5, 2], [2, 2], 1, [[1, 4], [0, 0]]),
+    "Gather-runtime-negative-indices": _gather_runtime([3, 5, 2], [2, 2], 1, [[-1, 4], [-5, 0]]),
 }
 
 
@@ -88,4 +89,13 @@ def test_gather_runtime_indices_need_float_data():
     # the host fallback takes the node over
     report = verify(model, dtype="fp32", inputs={"x": np.arange(5, dtype=np.int32) * 3,
                                                 "ids": np.array([4, 1], np.int64)})
+    assert report.passed, report.text()
+
+
+def test_gather_wraps_negative_runtime_indices_in_int32():
+    model, inputs = _gather_runtime([6, 4], [3], 0, [-1, 2, -6])
+    outputs, leaks, source = run(model, inputs)
+    assert leaks == [] and "dtype=ttnn.int32" in source and "ttnn.where(" in source
+    np.testing.assert_array_equal(outputs["y"].numpy(), inputs["x"][[5, 2, 0]])
+    report = verify(model, inputs=inputs, dtype="bf16")  # the indices stay exact int32 in bf16 programs too
     assert report.passed, report.text()
