@@ -133,6 +133,19 @@ HOST_OPS: dict[str, OpInfo] = {
 _op("upsample", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)  # NHWC [N, H, W, C]; ROW_MAJOR result
 
 
+# --- pad block --------------------------------------------------------------------------------------------------
+_op("pad", input_layouts=(ANY,), output_page="same")  # a rule asks for ROW_MAJOR (node `_input_layouts`) to pad the front
+
+
+def node_input_layout(node, index: int) -> str:
+    """The page layout input `index` of this node needs: the node's own `_input_layouts` (a rule's choice for
+    this call) or its op's requirement."""
+    pinned = node.attrs.get("_input_layouts")
+    if pinned and index < len(pinned):
+        return pinned[index]
+    return op_info(node.op).input_layout(index)
+
+
 def op_info(name: str) -> OpInfo:
     """The OpInfo of a ttnn op (or of the host fallback's computation); KeyError names the op."""
     try:

@@ -12,7 +12,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import layout_of, set_layout
 from onnx2ttnn.ir.layout import HOST_F32, TTNNLayout
-from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR, TILE, op_info
+from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR, TILE, node_input_layout, op_info
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -82,10 +82,9 @@ def _wanted_page(tensor: gs.Tensor, dtype: str) -> str:
     """The page layout an upload should have: what its consumers need (row-major if one needs it)."""
     needs = set()
     for consumer in tensor.outputs:
-        info = op_info(consumer.op)
         for index, inp in enumerate(consumer.inputs):
             if inp is tensor:
-                needs.add(info.input_layout(index))
+                needs.add(node_input_layout(consumer, index))
     if ROW_MAJOR in needs or dtype == "u32":
         return ROW_MAJOR
     return TILE
