@@ -18,7 +18,7 @@ from onnx2ttnn.fallback.source import defined_names, helper_source
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, op_info
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64", "int64": "int64",
                  "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool", "int16": "int16",
@@ -26,6 +26,19 @@ _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64
 # torch dtypes host fallbacks compute in: wide unsigned ONNX types as int64 (torch lacks their arithmetic),
 # bfloat16 as float32 (the device's bfloat16 values are exact in float32)
 _HOST_TORCH_DTYPES = dict(_TORCH_DTYPES, uint16="int64", uint32="int64", uint64="int64", bfloat16="float32")
+
+
+def _upload_shape(node: gs.Node):
+    """The shape a from_torch must give its host tensor first: its `_shape`, or the device tensor's shape
+    when the host one differs (a rank-0 value lives on the device as [1]), so that the program's tensors
+    have the shapes the passes planned views and deallocations with."""
+    if node.attrs.get("_shape") is not None:
+        return tuple(node.attrs["_shape"])
+    src, out = node.inputs[0], node.outputs[0]
+    host = src.values.shape if isinstance(src, gs.Constant) else src.shape
+    if host is None or out.shape is None or tuple(host) == tuple(out.shape):
+        return None
+    return tuple(int(d) for d in out.shape)
 
 
 @dataclass
@@ -110,8 +123,9 @@ class PythonEmitter:
             src = node.inputs[0]
             first = (f"torch.from_numpy(data[{ascii(node.attrs['_param'])}])" if node.attrs.get("_param")
                      else self.name(src))
-            if node.attrs.get("_shape") is not None:
-                first += f".reshape({literal(tuple(node.attrs['_shape']))})"
+            shape = _upload_shape(node)
+            if shape is not None:
+                first += f".reshape({literal(shape)})"
             if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
                 first += f".to(torch.{node.attrs['_torch_dtype']})"
             tensors, args = [], [first]
@@ -159,6 +173,9 @@ class PythonEmitter:
         if node.op == HOST_COMPUTE:
             targets = ", ".join(self.name(t) for t in node.outputs)
             return f"{targets} = {self.host_call(node)}"
+        if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
+            dtype = _TORCH_DTYPES.get(node.attrs["_torch_dtype"], "float32")
+            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}.to(torch.{dtype})"
         if node.op == "to_torch":
             table = _HOST_TORCH_DTYPES if node.attrs.get("_fallback") else _TORCH_DTYPES
             dtype = table.get(node.attrs.get("_torch_dtype", "float32"), "float32")

@@ -4,5 +4,6 @@ One module of rules per op family (no torch here), registered through this expli
 torch helpers they name live in host/<family>.py and are copied into programs that use them.
 """
 from onnx2ttnn.fallback import arith, indexing, losses, nn, sorting, spatial  # noqa: F401
+from onnx2ttnn.fallback import slicing  # noqa: F401
 from onnx2ttnn.fallback.lower import lower_with_fallback  # noqa: F401
 from onnx2ttnn.fallback.registry import all_fallbacks, fallback, fallback_op_types, lookup_fallback  # noqa: F401

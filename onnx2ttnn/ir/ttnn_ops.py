@@ -124,12 +124,27 @@ _op("conv_transpose2d", ("input_tensor", "weight_tensor", "bias_tensor"),
 # Not a ttnn call: a torch helper of the generated program, reading and writing host torch tensors
 # (its inputs come from to_torch or the program's arguments; from_torch uploads what ttnn ops read).
 HOST_COMPUTE = "host_compute"
+HOST_OUTPUT = "host_output"  # a graph output a host fallback computed: returned as is, in its ONNX dtype
 HOST_OPS: dict[str, OpInfo] = {
     HOST_COMPUTE: OpInfo(HOST_COMPUTE, ("tensors",), variadic_input=True, input_layouts=(HOST,),
                          output_page="host", memory_config=False),
+    HOST_OUTPUT: OpInfo(HOST_OUTPUT, ("tensor",), input_layouts=(HOST,), output_page="host", memory_config=False),
 }
 # --- resize / LRN block -----------------------------------------------------------------------------------
 _op("upsample", input_layouts=(ROW_MAJOR,), output_page=ROW_MAJOR)  # NHWC [N, H, W, C]; ROW_MAJOR result
+
+
+# --- pad block --------------------------------------------------------------------------------------------------
+_op("pad", input_layouts=(ANY,), output_page="same")  # a rule asks for ROW_MAJOR (node `_input_layouts`) to pad the front
+
+
+def node_input_layout(node, index: int) -> str:
+    """The page layout input `index` of this node needs: the node's own `_input_layouts` (a rule's choice for
+    this call) or its op's requirement."""
+    pinned = node.attrs.get("_input_layouts")
+    if pinned and index < len(pinned):
+        return pinned[index]
+    return op_info(node.op).input_layout(index)
 
 
 def op_info(name: str) -> OpInfo:

@@ -3,4 +3,5 @@ from onnx2ttnn.lowering import conv, eltwise, matmul, misc, norm, pool, reduce, 
 from onnx2ttnn.lowering import activations  # noqa: F401  (parametrised activations, after eltwise)
 from onnx2ttnn.lowering import select  # noqa: F401  (TopK, CumSum)
 from onnx2ttnn.lowering import dropout, resize  # noqa: F401  (Dropout, Resize/Upsample)
+from onnx2ttnn.lowering import pad  # noqa: F401  (Pad)
 from onnx2ttnn.lowering.registry import all_rules, lookup, register  # noqa: F401

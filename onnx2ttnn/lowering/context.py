@@ -164,6 +164,11 @@ class LoweringContext:
         """Record that ONNX `tensor` was computed on the host (a torch tensor of its ONNX shape and dtype)."""
         self._host[tensor.name] = (host, self.source)
 
+    def host_result(self, tensor: gs.Tensor) -> Optional[gs.Variable]:
+        """The host tensor a fallback computed for ONNX `tensor`, or None when a ttnn op computed it."""
+        entry = self._host.get(tensor.name)
+        return entry[0] if entry is not None else None
+
     def host_value(self, tensor: gs.Tensor, fallback: str) -> gs.Variable:
         """ONNX `tensor` as a host torch tensor of its ONNX shape and dtype: the program's argument for a
         graph input, a fallback's result, or a device tensor downloaded once with ttnn.to_torch."""
@@ -191,6 +196,10 @@ class LoweringContext:
     def _upload_host_value(self, tensor: gs.Tensor) -> None:
         """Move a fallback's result to the device when a ttnn rule first reads it."""
         host, source = self._host[tensor.name]
+        if host.shape is not None and 0 in host.shape:
+            raise ConversionError(f"node {self.source!r}: input {tensor.name!r} is empty (shape {list(host.shape)}, "
+                                  f"computed on the host by {source!r}) and ttnn has no empty tensors; only a "
+                                  "graph output or another host fallback can take it")
         kind = np.dtype(host.dtype).kind
         dtype = FLOAT if kind in "fb" else INDEX
         dev = gs.Variable(tensor.name, dtype=dtype, shape=list(host.shape) or [1])

@@ -15,7 +15,7 @@ def cast(ctx: LoweringContext, node: gs.Node) -> None:
     to = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(node.attrs["to"])))
     out = node.outputs[0]
     src_float = x.dtype.kind in "fb"
-    dst_float = to.kind in "fb"
+    dst_float = to.kind in "fb" or to.name == "bfloat16"  # ml_dtypes' bfloat16 is a numpy void ('V') kind
     if src_float == dst_float:
         ctx.bind(out, x, form)
         return

@@ -58,9 +58,8 @@ def slice_op(ctx: LoweringContext, node: gs.Node) -> None:
         if st == 0:
             raise ConversionError(f"node {ctx.source!r}: Slice step must not be 0")
         picked = range(*builtins.slice(int(s), int(e), int(st)).indices(shape[a]))  # ONNX clamping rules
-        if not picked:
-            raise ConversionError(f"node {ctx.source!r}: Slice selects nothing on axis {a} (ttnn has no "
-                                  "empty tensors)")
+        if not picked:  # the host fallback computes the empty result
+            ctx.decline(f"Slice selects nothing on axis {a} (ttnn has no empty tensors)")
         low, high = min(picked), max(picked)
         starts[a], ends[a], steps[a] = low, high + 1, abs(int(st))
         if st < 0 and len(picked) > 1:
@@ -111,7 +110,7 @@ def split(ctx: LoweringContext, node: gs.Node) -> None:
 
 
 @register("Gather", 1, ttnn=("embedding", "slice", "concat", "reshape", "permute"),
-          note="runtime indices: float data, indices >= 0 (ttnn.embedding); constant indices: slices")
+          note="runtime indices: float data (ttnn.embedding, negative indices wrapped); constant indices: slices")
 def gather(ctx: LoweringContext, node: gs.Node) -> None:
     data, indices = node.inputs
     out = node.outputs[0]
@@ -167,7 +166,7 @@ def _gather_runtime(ctx, node: gs.Node, axis: int) -> gs.Variable:
         x = ctx.op("permute", [x], [shape[axis]] + rest, name=out.name + "_axis_first",
                    dims=(axis,) + tuple(d for d in range(rank) if d != axis))
     table = _reshape(ctx, x, (shape[axis], int(np.prod(rest, dtype=np.int64))), out.name + "_table")
-    ids = ctx.value(indices)
+    ids = _wrap_negative(ctx, indices, shape[axis], out.name)
     count = int(np.prod(ids.shape, dtype=np.int64))
     ids = _reshape(ctx, ids, (1, count), out.name + "_ids")
     rows = ctx.op("embedding", [ids, table], (1, count, table.shape[1]), name=out.name + "_rows")
@@ -176,6 +175,23 @@ def _gather_runtime(ctx, node: gs.Node, axis: int) -> gs.Variable:
         y = ctx.op("permute", [y], rest[:axis] + [count] + rest[axis:], name=out.name + "_axis_back",
                    dims=tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, rank)))
     return _reshape(ctx, y, out.shape, out.name)
+
+
+def _wrap_negative(ctx, indices: gs.Tensor, size: int, name: str) -> gs.Variable:
+    """Runtime indices as uint32 for ttnn.embedding, negative ones (ONNX counts them from the end) wrapped:
+    signed indices uploaded from the host are computed with in int32, `where(ids < 0, ids + size, ids)`,
+    then typecast.  Indices a ttnn op produced are non-negative uint32 already."""
+    ids = ctx.value(indices)
+    uploaded = ids.inputs and ids.inputs[0].op == "from_torch"
+    if np.dtype(indices.dtype).kind != "i" or not uploaded:
+        return ids
+    shape = list(ids.shape)
+    negative = ctx.op("lt", [ids], shape, name=name + "_negative", dtype=np.int32, input_tensor_b=0, _dtype="i32")
+    shifted = ctx.op("add", [ids], shape, name=name + "_from_end", dtype=np.int32, input_tensor_b=int(size),
+                     _dtype="i32")
+    wrapped = ctx.op("where", [negative, shifted, ids], shape, name=name + "_wrapped", dtype=np.int32,
+                     _dtype="i32")
+    return ctx.op("typecast", [wrapped], shape, name=name + "_ids_u32", dtype=np.int32, _dtype="u32")
 
 
 @register("GatherND", 11, ttnn=("reshape", "slice"), note="constant indices selecting a contiguous range")

@@ -2,7 +2,7 @@
 
 Reads: ttnn nodes and the op table (ir/ttnn_ops.py).  Writes: `ttnn_layout` on every tensor: page layout
 (uploads take the layout their consumers need, other ops their natural one), dtype (float tensors in the
-compute dtype, indices uint32, integer results of host fallbacks int32), buffer dram interleaved (the memory planner refines it) or host.
+compute dtype, indices uint32, integer results of host fallbacks and integers a rule pins with `_dtype` int32), buffer dram interleaved (the memory planner refines it) or host.
 Before: `x_dev = from_torch(x)` (no layout); after: `x_dev: tile<bf16> dram interleaved`.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import layout_of, set_layout
 from onnx2ttnn.ir.layout import HOST_F32, TTNNLayout
-from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR, TILE, op_info
+from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR, TILE, node_input_layout, op_info
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -28,9 +28,11 @@ class AssignLayouts(Pass):
 
     def _layout(self, node: gs.Node, out: gs.Tensor, compute: str) -> TTNNLayout:
         info = op_info(node.op)
-        dtype = _dtype_of(out, compute)
+        dtype = node.attrs.get("_dtype") or _dtype_of(out, compute)  # a rule may pin the dtype (signed ints)
         if node.op == "from_torch" and node.attrs.get("_fallback") and dtype == "u32":
             dtype = "u32" if _feeds_embedding_indices(out) else "i32"  # a host fallback's integer result
+        elif node.op == "from_torch" and dtype == "u32" and _feeds_signed_ints(out):
+            dtype = "i32"  # integers a rule computes with as int32 (negative indices)
         elif node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
             dtype = compute  # integer inputs used as values (masks) are uploaded as floats
         if node.op == "topk" and out is node.outputs[1]:
@@ -71,14 +73,18 @@ def _feeds_embedding_indices(tensor: gs.Tensor) -> bool:
                (c.op == "reshape" and _feeds_embedding_indices(c.outputs[0])) for c in tensor.outputs)
 
 
+def _feeds_signed_ints(tensor: gs.Tensor) -> bool:
+    """Whether an op the rules pinned to int32 reads the tensor."""
+    return any(c.attrs.get("_dtype") == "i32" for c in tensor.outputs)
+
+
 def _wanted_page(tensor: gs.Tensor, dtype: str) -> str:
     """The page layout an upload should have: what its consumers need (row-major if one needs it)."""
     needs = set()
     for consumer in tensor.outputs:
-        info = op_info(consumer.op)
         for index, inp in enumerate(consumer.inputs):
             if inp is tensor:
-                needs.add(info.input_layout(index))
+                needs.add(node_input_layout(consumer, index))
     if ROW_MAJOR in needs or dtype == "u32":
         return ROW_MAJOR
     return TILE

@@ -13,7 +13,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
-from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, SAME, TILE, op_info
+from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, SAME, TILE, node_input_layout
 from onnx2ttnn.passes.base import Pass, PassContext
 
 PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
@@ -31,9 +31,8 @@ class DecomposeLayouts(Pass):
         converted: dict[tuple[int, str], gs.Variable] = {}
         new_nodes, inserted = [], 0
         for node in graph.nodes:
-            info = op_info(node.op)
             for index, tensor in enumerate(node.inputs):
-                need = info.input_layout(index)
+                need = node_input_layout(node, index)
                 layout = layout_of(tensor)
                 if need == SAME:  # like input 0 (concat's inputs must all share one page layout)
                     first = layout_of(node.inputs[0])

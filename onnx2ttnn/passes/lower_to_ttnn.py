@@ -2,7 +2,8 @@
 
 Reads: a fused ONNX graph with static shapes.  Writes: a new graph of ttnn nodes: graph inputs are host
 tensors uploaded by `from_torch`, weights are `from_torch` nodes marked `_param` (loaded once by
-load_parameters), outputs come back through `to_torch`.  A node with no rule, or whose rule declines it
+load_parameters), outputs come back through `to_torch` (those a host fallback computed are returned as
+they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or whose rule declines it
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count.
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
@@ -19,6 +20,7 @@ from onnx import TensorProto
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import lookup_fallback, lower_with_fallback
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
+from onnx2ttnn.ir.ttnn_ops import HOST_OUTPUT
 from onnx2ttnn.lowering import lookup
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -108,6 +110,13 @@ class LowerToTTNN(Pass):
         outputs = []
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
+            computed = lctx.host_result(t)
+            if computed is not None:  # a host fallback computed it: no round trip through the device
+                host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(computed.shape))
+                lctx.nodes.append(ttnn_node(HOST_OUTPUT, [computed], [host], lctx.source, _output=t.name,
+                                            _torch_dtype=str(host.dtype)))
+                outputs.append(host)
+                continue
             dev = lctx.value(t)
             shape = t.shape
             if shape is None or any(not isinstance(d, int) for d in shape):

@@ -3,8 +3,9 @@ global_avg_pool2d.
 
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
 (TILE, DRAM interleaved unless memory_config says otherwise).  Host OIHW weights are "prepared" into a
-device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; passing
-those back on later calls works, as on the real library.  max/avg_pool2d take BFLOAT16 input only (the
+device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; with
+return_weights_and_bias they are handed back and passing them on later calls works, as on the real library;
+without it they are freed when the call returns.  max/avg_pool2d take BFLOAT16 input only (the
 real error for float32) and return [1, 1, N*OH*OW, C]; with no memory_config they pick ROW_MAJOR L1
 height-sharded outputs like the real ops do.  global_avg_pool2d always returns BFLOAT16.
 """
@@ -119,6 +120,15 @@ def _prepared_bias(op, bias, device, out_channels, wdtype):
     return values(prepared).reshape(out_channels), prepared
 
 
+def _free_temporaries(*tensors) -> None:
+    """Free weights prepared during the call and not handed back: on the real library they are C++
+    temporaries whose buffers go when the call returns (docs/ttnn-facts.md section 12: only program-cache
+    config tensors stay allocated after a forward pass)."""
+    for tensor in tensors:
+        if tensor is not None:
+            deallocate(tensor, True)
+
+
 def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: int, out_channels: int,
            batch_size: int, input_height: int, input_width: int, kernel_size, stride=(1, 1), padding=(0, 0),
            dilation=(1, 1), groups: int = 1, dtype=None, bias_tensor=None, conv_config=None, compute_config=None,
@@ -154,6 +164,9 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
     result = device_result(op, _flat_nhwc(out), dtype or input_tensor._dtype, layout, device, mc)
     if config.deallocate_activation and input_tensor._device is not None:
         deallocate(input_tensor, True)
+    if not return_weights_and_bias:
+        _free_temporaries(prepared_w if prepared_w is not weight_tensor else None,
+                          prepared_b if prepared_b is not bias_tensor else None)
     if return_output_dim and return_weights_and_bias:
         return result, (oh, ow), (prepared_w, prepared_b)
     if return_output_dim:

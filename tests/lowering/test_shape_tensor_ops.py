@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnx2ttnn.convert import convert
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.verify import verify
 from tests.lowering.test_lowering_rules import one_node
+from tests.program_run import run
 
 rng = np.random.default_rng(1)
 
@@ -48,6 +50,7 @@ CASES = {
     "Reshape-folded-shape": (_folded_reshape(), None),
     "Gather-runtime-axis0": _gather_runtime([5, 4], [3], 0, [4, 0, 2]),
     "Gather-runtime-axis1-2d-indices": _gather_runtime([3, 5, 2], [2, 2], 1, [[1, 4], [0, 0]]),
+    "Gather-runtime-negative-indices": _gather_runtime([3, 5, 2], [2, 2], 1, [[-1, 4], [-5, 0]]),
 }
 
 
@@ -58,10 +61,21 @@ def test_rule_matches_onnxruntime(name):
     assert report.passed, report.text()
 
 
-def test_empty_slice_is_refused_with_the_axis():
+def test_empty_slice_output_is_computed_on_the_host():
     model = one_node("Slice", [4, 3], consts=[np.array([5]), np.array([9]), np.array([0])])
-    with pytest.raises(ConversionError, match="selects nothing on axis 0"):
-        verify(model, dtype="fp32")
+    outputs, leaks, source = run(model, {"x": np.ones((4, 3), np.float32)})
+    assert tuple(outputs["y"].shape) == (0, 3) and leaks == []
+    assert "host_slice(x" in source and "ttnn.slice(" not in source
+
+
+def test_empty_slice_read_by_a_device_op_is_refused():
+    nodes = [helper.make_node("Slice", ["x", "s", "e"], ["t"]), helper.make_node("Relu", ["t"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([5]), "s"), numpy_helper.from_array(np.array([9]), "e")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(ConversionError, match=r"'t' is empty \(shape \[0, 3\].*ttnn has no empty tensors"):
+        convert(model, dtype="fp32")
 
 
 def test_gather_runtime_indices_need_float_data():
@@ -75,4 +89,13 @@ def test_gather_runtime_indices_need_float_data():
     # the host fallback takes the node over
     report = verify(model, dtype="fp32", inputs={"x": np.arange(5, dtype=np.int32) * 3,
                                                 "ids": np.array([4, 1], np.int64)})
+    assert report.passed, report.text()
+
+
+def test_gather_wraps_negative_runtime_indices_in_int32():
+    model, inputs = _gather_runtime([6, 4], [3], 0, [-1, 2, -6])
+    outputs, leaks, source = run(model, inputs)
+    assert leaks == [] and "dtype=ttnn.int32" in source and "ttnn.where(" in source
+    np.testing.assert_array_equal(outputs["y"].numpy(), inputs["x"][[5, 2, 0]])
+    report = verify(model, inputs=inputs, dtype="bf16")  # the indices stay exact int32 in bf16 programs too
     assert report.passed, report.text()

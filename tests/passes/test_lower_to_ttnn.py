@@ -76,3 +76,17 @@ def test_fallback_needs_static_output_shapes():
                                             [x, k], [v, i]), opset_imports=[helper.make_opsetid("", 18)])
     with pytest.raises(Exception, match="host fallback for TopK needs a static output shape"):
         convert(m)
+
+
+def test_an_output_a_host_fallback_computed_is_returned_without_a_device_round_trip():
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Det", ["r"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 3, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    conversion = convert(m, dtype="fp32")
+    ops = [n.op for n in conversion.module.graph.nodes]
+    assert ops.count("from_torch") == 1 and ops.count("to_torch") == 1  # x up, relu(x) down; y stays on the host
+    assert ops[-1] == "host_output" and "y = y_host.to(torch.float32)" in conversion.source
+    inputs = {"x": np.random.default_rng(3).standard_normal((5, 3, 3)).astype(np.float32)}
+    report = verify(m, inputs=inputs, dtype="fp32")
+    assert report.passed, report.text()

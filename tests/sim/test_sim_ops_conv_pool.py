@@ -53,6 +53,17 @@ def test_conv2d_returns_output_dims_and_prepared_weights(ttnn, device):
     assert torch.equal(ttnn.to_torch(again), ttnn.to_torch(out))
 
 
+def test_conv2d_frees_weights_it_prepared_unless_returned(ttnn, device):
+    """Without return_weights_and_bias the prepared weight and bias are temporaries of the call."""
+    torch.manual_seed(5)
+    x, w, b = torch.randn(1, 4, 6, 6), torch.randn(8, 4, 3, 3), torch.randn(8)
+    out = conv(ttnn, device, x, w, b, kernel_size=(3, 3))
+    live = [buf.description for buf in runtime.live_buffers(device)]
+    assert "[1, 1, 36, 8] f32 TILE DRAM interleaved" not in live  # the prepared weight is gone
+    assert "[1, 1, 1, 8] f32 TILE DRAM interleaved" not in live  # and the prepared bias
+    assert out.is_allocated()
+
+
 def test_conv2d_flat_input_four_padding_groups_dilation(ttnn, device):
     torch.manual_seed(7)
     x, w = torch.randn(1, 8, 11, 13), torch.randn(8, 2, 3, 3) * 0.2
