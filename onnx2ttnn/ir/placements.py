@@ -53,7 +53,7 @@ HEIGHT_SHARDING: dict[str, ShardFacts] = {
     "matmul": ShardFacts((0,), False, "matmul", same_shape_inputs=False),
     "linear": ShardFacts((0,), False, "linear", same_shape_inputs=False),
     "permute": ShardFacts((0,), False, "permute", same_shape_inputs=False),
-    "reshape": ShardFacts((0,), True, "reshape_view"),  # views only: the planner keeps one spec per buffer
+    "reshape": ShardFacts((0,), False, "reshape_view"),  # a view keeps the spec; copies are not sharded
     "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
     "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
     "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
