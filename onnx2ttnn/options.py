@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-MEMORY_POLICIES = ("dram", "l1")
+MEMORY_POLICIES = ("dram", "l1", "auto")
 DTYPES = ("bf16", "fp32")
 
 
@@ -13,7 +13,8 @@ class Options:
 
     device: str = field(default="n150", metadata={"help": "target device: n150, n300 or p150"})
     memory: str = field(default="dram", metadata={"help": "placement policy: dram (all DRAM interleaved) "
-                                                          "or l1 (L1 interleaved where it fits)"})
+                                                          "l1 (L1 interleaved where it fits) or auto (L1 and "
+                                                          "height sharding chosen by the cost model)"})
     dtype: str = field(default="bf16", metadata={"help": "compute dtype of float tensors: bf16 or fp32"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})

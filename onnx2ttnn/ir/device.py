@@ -20,6 +20,24 @@ class DeviceSpec:
     dram_gbps: float
     l1_small_size: int = 16384
     l1_safety: float = 0.95  # fraction of a bank the planner lets tensors use (as tt-mlir does)
+    # Throughput figures of the cost model (ir/cost.py); sources next to each device below.
+    clock_ghz: float = 1.0  # AI clock
+    matrix_tflops: float = 74.0  # bf16 matrix-engine peak of the whole chip
+    vector_flops_per_cycle: int = 64  # per core: SFPU 32 lanes x fused multiply-add
+    l1_bytes_per_cycle: int = 64  # per core: what the unpackers read from the core's own L1
+    noc_bytes_per_cycle: int = 32  # per core: one NoC port (256 bits/cycle), remote (interleaved) L1 pages
+
+    @property
+    def l1_gbps_per_core(self) -> float:
+        return self.l1_bytes_per_cycle * self.clock_ghz
+
+    @property
+    def noc_gbps_per_core(self) -> float:
+        return self.noc_bytes_per_cycle * self.clock_ghz
+
+    @property
+    def vector_gflops_per_core(self) -> float:
+        return self.vector_flops_per_cycle * self.clock_ghz
 
     @property
     def cores(self) -> int:
@@ -31,14 +49,19 @@ class DeviceSpec:
         return int(self.l1_bank_bytes * self.l1_safety)
 
 
+# Throughput sources: Wormhole n150/n300 board specification (1 GHz AI clock, 288 GB/s GDDR6, 74 TFLOP/s
+# FP16 per chip); L1 and NoC port widths and the SFPU rate from Tenstorrent's tt-isa-documentation (WormholeB0
+# L1: unpackers 512 bits/cycle, each NoC 256 bits/cycle; SFPU 0.064 TFLOP/s per core at 1 GHz). Blackhole:
+# 1.35 GHz, 512 GB/s, 372 TFLOP/s FP16 for 140 cores (Hot Chips 2024), scaled to the 110 cores planned on.
 DEVICES: dict[str, DeviceSpec] = {
     # Bank sizes of n150 are what the real ttnn 0.81.1 allocator reports on a mock n150
     # with l1_small_size=16384 (64 L1 banks, 12 DRAM banks).
     "n150": DeviceSpec("n150", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
-    "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
+    "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),  # per chip
     # Blackhole p150: bank sizes measured on a mock p150 (docs/ttnn-facts.md §0). The grid is DESIGN.md's
     # 11x10 of current firmware; the mock descriptor has 13x10, on which 11x10 plans remain valid.
-    "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_444_736, 8, 4_277_141_376, 512.0),
+    "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_444_736, 8, 4_277_141_376, 512.0,
+                       clock_ghz=1.35, matrix_tflops=round(372.0 * 110 / 140, 1)),
 }
 
 DEFAULT_DEVICE = "n150"

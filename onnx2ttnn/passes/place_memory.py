@@ -5,15 +5,21 @@ Writes: buffer and memory layout in every device tensor's TTNNLayout; all views 
 placement.  `dram`: everything DRAM interleaved.  `l1`: walking the schedule, a buffer goes to L1
 interleaved when it fits beside the L1 buffers live at that point within the per-core budget
 (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops' own circular buffers), else DRAM.
-Weights, and outputs of ops that always write DRAM (conv2d), stay in DRAM.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`.
+Weights, and outputs of ops that always write DRAM (conv2d), stay in DRAM.  `auto` (passes/memory_auto.py):
+L1 by DRAM bytes saved under the same budget over the liveness schedule, height sharding where the op facts
+(ir/placements.py) allow it and the cost model (ir/cost.py) says it is faster, replayed on a model of the
+allocator.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`;
+after (auto, sharded): `y: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`.
 """
 from __future__ import annotations
 
+from onnx2ttnn.ir.cost import program_cost
 from onnx2ttnn.ir.graph import Module, layout_of, set_layout
 from onnx2ttnn.ir.layout import bytes_per_bank
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.passes.base import Pass, PassContext
+from onnx2ttnn.passes.memory_auto import plan_auto
 
 OP_SCRATCH_RESERVE = 320 * 1024  # bytes per core kept free for op circular buffers
 
@@ -23,6 +29,9 @@ class PlaceMemory(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         bufs = buffers(module.graph)
+        if ctx.options.memory == "auto":
+            self._auto(module, bufs, ctx)
+            return
         in_l1, peak = (self._greedy_l1(bufs, ctx) if ctx.options.memory == "l1" else (set(), 0))
         for buf in bufs:
             buffer = "l1" if id(buf.root) in in_l1 else "dram"
@@ -30,6 +39,24 @@ class PlaceMemory(Pass):
                 set_layout(tensor, layout_of(tensor).with_(buffer=buffer, memory_layout="interleaved"))
         module.notes[self.name] = {"l1_buffers": len(in_l1), "dram_buffers": len(bufs) - len(in_l1),
                                    "l1_peak_per_core": peak}
+
+    def _auto(self, module: Module, bufs, ctx: PassContext) -> None:
+        plan = plan_auto(module.graph, bufs, ctx.device, ctx.device.l1_budget_per_bank - OP_SCRATCH_RESERVE)
+        for buf in bufs:
+            chosen = plan.layouts.get(id(buf.root))
+            for tensor in buf.members:
+                layout = layout_of(tensor)
+                if chosen is None:
+                    layout = layout.with_(buffer="dram", memory_layout="interleaved")
+                elif chosen.memory_layout == "interleaved":
+                    layout = layout.with_(buffer="l1", memory_layout="interleaved")
+                else:  # sharded buffers have no views (memory_auto._may_shard): the root's layout
+                    layout = chosen
+                set_layout(tensor, layout)
+        module.notes[self.name] = {"l1_buffers": len(plan.layouts), "sharded_buffers": plan.sharded,
+                                   "dram_buffers": len(bufs) - len(plan.layouts), "l1_peak_per_core": plan.peak,
+                                   "demoted_by_allocator": plan.demoted,
+                                   **program_cost(module.graph, ctx.device).summary()}
 
     @staticmethod
     def _greedy_l1(bufs, ctx: PassContext) -> tuple[set, int]:

@@ -45,14 +45,14 @@ def _allocated(view: dict) -> int:
 
 
 @pytest.mark.parametrize("device", ["n150", "p150"])
-@pytest.mark.parametrize("memory", ["dram", "l1"])
+@pytest.mark.parametrize("memory", ["dram", "l1", "auto"])
 @pytest.mark.parametrize("model", MODELS)
 def test_program_runs_on_real_ttnn(ttnn_mock, model, memory, device, tmp_path, request):
     program = _convert(request.getfixturevalue(model), tmp_path, memory, device)
     _check_on_real_ttnn(ttnn_mock, program, memory, device)
 
 
-@pytest.mark.parametrize("memory", ["dram", "l1"])
+@pytest.mark.parametrize("memory", ["dram", "l1", "auto"])
 @pytest.mark.parametrize("case", ["mlp_fp32", "views"])
 def test_other_end_to_end_programs_run_on_real_ttnn(ttnn_mock, case, memory, tmp_path, mlp_path):
     """The remaining programs tests/e2e generates: the fp32 MLP and the model whose reshapes are views."""

@@ -1,0 +1,214 @@
+"""The cost model of a placed ttnn program: DRAM bytes per op and a roofline estimate of device time.
+
+For every ttnn call of the forward pass (parameter uploads run once in load_parameters and are not counted):
+- bytes: each device input is read once and each output written once, in the buffer its layout names (a
+  weight is read once per call that uses it; views and deallocations move nothing; host-side conv weights
+  are uploaded on every call, counted as DRAM reads of their bf16 bytes);
+- conversion bytes: what to_memory_config / to_layout / typecast read and write;
+- time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak, other ops one to a
+  few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
+  bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an interleaved L1 page is fetched over the NoC from another core
+  (NoC port rate), a height-sharded one is local (L1 read rate).  An op runs on min(cores, output pages)
+  cores, or on its output's shard cores when that is sharded.
+Totals: modelled DRAM traffic, the floor (every weight read once + program inputs + outputs), device time.
+All figures come from the DeviceSpec (ir/device.py).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.aliases import is_view
+from onnx2ttnn.ir.device import DeviceSpec
+from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
+
+CONVERSIONS = ("to_memory_config", "to_layout", "typecast")
+MATRIX_OPS = ("matmul", "linear")
+CONV_OPS = ("conv2d", "conv_transpose2d")
+FREE_OPS = ("deallocate", "host_compute")
+# vector FLOPs per output element beyond the default of one (reductions over a row cost a few passes)
+VECTOR_FLOPS = {"softmax": 5, "layer_norm": 8, "rms_norm": 6, "gelu": 4, "erf": 4, "exp": 2, "sigmoid": 3,
+                "tanh": 3, "silu": 3, "mean": 1, "sum": 1}
+
+Layouts = Callable[[gs.Tensor], Optional[TTNNLayout]]
+
+
+@dataclass
+class NodeCost:
+    """One ttnn call's modelled traffic and time."""
+
+    index: int
+    op: str
+    dram_read: int = 0
+    dram_write: int = 0
+    l1_read: int = 0  # interleaved L1 (over the NoC)
+    l1_write: int = 0
+    local_read: int = 0  # sharded L1 (the core's own bank)
+    local_write: int = 0
+    flops: float = 0.0
+    cores: int = 1
+    time_s: float = 0.0
+    bound: str = ""  # "compute" | "dram" | "l1" | ""
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.dram_read + self.dram_write
+
+    @property
+    def conversion(self) -> bool:
+        return self.op in CONVERSIONS
+
+
+@dataclass
+class ProgramCost:
+    """Totals of a placed program."""
+
+    nodes: list[NodeCost] = field(default_factory=list)
+    floor_bytes: int = 0
+
+    @property
+    def dram_bytes(self) -> int:
+        return sum(n.dram_bytes for n in self.nodes)
+
+    @property
+    def conversion_bytes(self) -> int:
+        return sum(n.dram_bytes + n.l1_read + n.l1_write + n.local_read + n.local_write
+                   for n in self.nodes if n.conversion)
+
+    @property
+    def time_s(self) -> float:
+        return sum(n.time_s for n in self.nodes)
+
+    def summary(self) -> dict:
+        return {"dram_bytes": self.dram_bytes, "floor_bytes": self.floor_bytes,
+                "conversion_bytes": self.conversion_bytes, "time_us": round(self.time_s * 1e6, 3)}
+
+
+def is_param_upload(node: gs.Node) -> bool:
+    return node.op == "from_torch" and bool(node.attrs.get("_param"))
+
+
+def _bytes(tensor: gs.Tensor, layout: TTNNLayout) -> int:
+    if layout.on_device:
+        return total_bytes(tensor.shape, layout)
+    return 2 * math.prod(int(d) for d in tensor.shape)  # a host weight uploaded as bf16
+
+
+def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
+    return pages(tensor.shape, layout)[0] if layout.on_device else 1
+
+
+def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layouts = layout_of) -> NodeCost:
+    """The modelled traffic and time of one ttnn call; `layouts` may override tensors' placements."""
+    cost = NodeCost(index, node.op)
+    if node.op in FREE_OPS or is_param_upload(node) or is_view(node):
+        return cost
+    for tensor in node.inputs:
+        layout = layouts(tensor)
+        if layout is None or (not layout.on_device and node.op in ("from_torch",)):
+            continue  # the host side of an upload
+        _account(cost, layout, _bytes(tensor, layout), read=True)
+    out_layout = None
+    for tensor in node.outputs:
+        layout = layouts(tensor)
+        if layout is None or not layout.on_device:
+            continue
+        out_layout = out_layout or (tensor, layout)
+        _account(cost, layout, _bytes(tensor, layout), read=False)
+    cost.cores = _cores(out_layout, device)
+    cost.flops = _flops(node, out_layout)
+    share = cost.cores / device.cores
+    if node.op in MATRIX_OPS or node.op in CONV_OPS:
+        compute = cost.flops / (device.matrix_tflops * 1e12 * share)
+    else:
+        compute = cost.flops / (device.vector_gflops_per_core * 1e9 * cost.cores)
+    dram = cost.dram_bytes / (min(device.dram_gbps, device.noc_gbps_per_core * cost.cores) * 1e9)
+    l1 = ((cost.l1_read + cost.l1_write) / (device.noc_gbps_per_core * 1e9 * cost.cores)
+          + (cost.local_read + cost.local_write) / (device.l1_gbps_per_core * 1e9 * cost.cores))
+    cost.time_s, cost.bound = max((compute, "compute"), (dram, "dram"), (l1, "l1"))
+    if cost.time_s == 0.0:
+        cost.bound = ""
+    return cost
+
+
+def _account(cost: NodeCost, layout: TTNNLayout, nbytes: int, read: bool) -> None:
+    if not layout.on_device or layout.buffer == "dram":  # host weights come in through DRAM
+        if read:
+            cost.dram_read += nbytes
+        else:
+            cost.dram_write += nbytes
+    elif layout.memory_layout == "interleaved":
+        if read:
+            cost.l1_read += nbytes
+        else:
+            cost.l1_write += nbytes
+    elif read:
+        cost.local_read += nbytes
+    else:
+        cost.local_write += nbytes
+
+
+def _cores(out: Optional[tuple], device: DeviceSpec) -> int:
+    if out is None:
+        return 1
+    tensor, layout = out
+    if layout.memory_layout not in (None, "interleaved") and layout.grid:
+        return layout.grid[0] * layout.grid[1]
+    return max(1, min(device.cores, _work_pages(tensor, layout)))
+
+
+def _flops(node: gs.Node, out: Optional[tuple]) -> float:
+    if out is None:
+        return 0.0
+    tensor, layout = out
+    out_elems = math.prod(padded_shape(tensor.shape, layout)) if layout.is_tile else math.prod(tensor.shape or (1,))
+    if node.op in MATRIX_OPS:
+        a = node.inputs[0]
+        k = int(a.shape[-1]) if a.shape else 1
+        if layout.is_tile:
+            k = -(-k // 32) * 32
+        return 2.0 * out_elems * k
+    if node.op in CONV_OPS:
+        attrs = node.attrs
+        kh, kw = attrs.get("kernel_size", (1, 1))
+        per_out = attrs.get("in_channels", 1) // max(1, attrs.get("groups", 1)) * kh * kw
+        return 2.0 * math.prod(tensor.shape) * per_out
+    return float(out_elems * VECTOR_FLOPS.get(node.op, 1))
+
+
+def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_of) -> ProgramCost:
+    """Per-node costs of the forward pass and the DRAM-traffic floor."""
+    result = ProgramCost()
+    for index, node in enumerate(graph.nodes):
+        if not is_param_upload(node) and node.op != "deallocate":
+            result.nodes.append(node_cost(node, device, index, layouts))
+    result.floor_bytes = floor_bytes(graph, layouts)
+    return result
+
+
+def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
+    """Every weight read once, plus the program's inputs and outputs, in their device layouts."""
+    weights: dict[int, int] = {}
+    total = 0
+    for node in graph.nodes:
+        if is_param_upload(node):
+            continue
+        if node.op == "from_torch":  # a program input uploaded
+            layout = layouts(node.outputs[0])
+            if layout is not None and layout.on_device:
+                total += total_bytes(node.outputs[0].shape, layout)
+            continue
+        if node.op == "to_torch":
+            layout = layouts(node.inputs[0])
+            total += total_bytes(node.inputs[0].shape, layout)
+            continue
+        for tensor in node.inputs:
+            producer = tensor.inputs[0] if tensor.inputs else None
+            layout = layouts(tensor)
+            if producer is not None and is_param_upload(producer) and layout is not None:
+                weights[id(tensor)] = _bytes(tensor, layout)
+    return total + sum(weights.values())

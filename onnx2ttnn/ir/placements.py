@@ -1,0 +1,108 @@
+"""Which ttnn ops accept height-sharded L1 tensors, as data: the op-constraint facts the memory planner obeys.
+
+Every entry is a fact measured on the real ttnn 0.81.1 in mock-device mode (n150):
+tools/ttnn_mock/probes/probe_sharding.py reads this table, calls each op in the form named by `probe` on
+tensors of several shapes ([1,1,256,64] on 8 cores, [1,16,64] on 1, [1,4,16,16] on 4, [1,1,2048,64] on 64,
+[1,1,512,96] on 16), and prints whether the library agrees (results/sharding.txt);
+tests/real_ttnn/test_placements.py reruns a sample.  Facts it established, in short:
+- unary and binary eltwise ops, `where` and `typecast` read height-sharded inputs (a binary op's other operand
+  may be interleaved L1 or DRAM, or a broadcast row) and write a height-sharded output from any input
+  placement, the output's shard spec given as memory_config;
+- softmax reads and writes height-sharded; layer_norm writes height-sharded but refuses such an input
+  ("Height sharded inputs are not supported.");
+- matmul/linear read a height-sharded input_tensor_a (not b: "Input B memory layout must be INTERLEAVED")
+  into an interleaved output; a sharded output from an interleaved input depends on the batch shape
+  ("Number of shards along height 4 must not exceed number of cores 1"), so it is not used;
+- reshape to the same 2-D shape is a view that keeps the shard spec; permute reads a sharded input into an
+  interleaved output; to_memory_config converts both ways; to_torch and deallocate take sharded tensors.
+Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cores or whole rows.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape
+
+HEIGHT_SHARDED = "height_sharded"
+
+
+@dataclass(frozen=True)
+class ShardFacts:
+    """What one ttnn op does with height-sharded L1 tensors."""
+
+    inputs: tuple[int, ...]  # input positions that may be height-sharded
+    output: bool  # may write a height-sharded output whatever its inputs' placements
+    probe: str  # how probe_sharding.py calls it
+    same_shape_inputs: bool = True  # a sharded input must have the output's padded 2-D shape
+
+
+UNARY = ("relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf", "gelu",
+         "reciprocal", "sin", "cos", "floor", "ceil", "sign", "logical_not", "silu", "isnan")
+BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le",
+          "logical_and", "logical_or")
+
+HEIGHT_SHARDING: dict[str, ShardFacts] = {
+    **{op: ShardFacts((0,), True, "unary") for op in UNARY},
+    **{op: ShardFacts((0, 1), True, "binary") for op in BINARY},
+    "where": ShardFacts((0, 1, 2), True, "where"),
+    "typecast": ShardFacts((0,), True, "typecast"),
+    "softmax": ShardFacts((0,), True, "softmax"),
+    "layer_norm": ShardFacts((), True, "layer_norm"),
+    "matmul": ShardFacts((0,), False, "matmul", same_shape_inputs=False),
+    "linear": ShardFacts((0,), False, "linear", same_shape_inputs=False),
+    "permute": ShardFacts((0,), False, "permute", same_shape_inputs=False),
+    "reshape": ShardFacts((0,), False, "reshape_view"),  # a view keeps the spec; copies are not sharded
+    "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
+    "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
+    "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
+    "from_torch": ShardFacts((), True, "from_torch"),
+}
+
+
+def reads_height_sharded(op: str, index: int) -> bool:
+    facts = HEIGHT_SHARDING.get(op)
+    return facts is not None and index in facts.inputs
+
+
+def writes_height_sharded(op: str) -> bool:
+    facts = HEIGHT_SHARDING.get(op)
+    return facts is not None and facts.output
+
+
+def shard_grid(cores: int, grid_x: int, grid_y: int) -> Optional[tuple[int, int]]:
+    """The (x, y) core grid of `cores` cores: one row of up to grid_x cores, or whole rows (None if neither)."""
+    if 1 <= cores <= grid_x:
+        return cores, 1
+    if cores % grid_x == 0 and cores // grid_x <= grid_y:
+        return grid_x, cores // grid_x
+    return None
+
+
+def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
+    """(height, width) of a TILE tensor seen as 2-D, tile-padded (DESIGN.md §3)."""
+    dims = padded_shape(shape, layout)
+    if len(dims) == 1:
+        return TILE, dims[0]
+    return math.prod(dims[:-1]), dims[-1]
+
+
+def height_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int,
+                        max_cores: Optional[int] = None) -> Optional[TTNNLayout]:
+    """The height-sharded L1 layout spreading the tensor's tile rows evenly over the most cores, or None.
+
+    Shards are whole tile rows (tt-metal: "Physical shard shape ... must be tile {32, 32} sized!") and the
+    rows divide evenly over the cores, so every core holds one full shard.
+    """
+    if not layout.is_tile:
+        return None
+    height, width = physical_2d(shape, layout)
+    rows = height // TILE
+    limit = min(rows, max_cores or grid_x * grid_y, grid_x * grid_y)
+    for cores in range(limit, 0, -1):
+        grid = shard_grid(cores, grid_x, grid_y)
+        if rows % cores == 0 and grid is not None:
+            return layout.with_(buffer="l1", memory_layout=HEIGHT_SHARDED, grid=grid,
+                                shard=(rows // cores * TILE, width))
+    return None

@@ -1,0 +1,206 @@
+"""The `auto` memory policy: L1 residency chosen by DRAM bytes saved, then height sharding where it pays.
+
+1. Residency.  Every device buffer (a tensor with its views, ir/liveness.py) that may live in L1 is worth
+   the DRAM bytes it saves: its size times (its write + every read of it in the forward pass).  Buffers are
+   taken by benefit per byte-per-bank per scheduled node, each only if the per-core L1 in use over its whole
+   live range stays within the budget (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops'
+   circular buffers).  Outputs of ops that always write DRAM (conv2d) stay DRAM; weights stay DRAM unless
+   small (<= SMALL_WEIGHT_BYTES per bank) and read at least twice, and then they hold L1 for the whole program.
+2. Sharding.  An L1 buffer without views whose producer writes and whose every reader reads height-sharded
+   tensors (ir/placements.py, facts probed on real ttnn) becomes height-sharded over the most cores its tile
+   rows divide evenly on, when the cost model (ir/cost.py) gives its producer and readers less device time
+   that way and the larger per-bank reservation (a shard is reserved in every bank) still fits.
+3. Fragmentation.  The plan is replayed on a model of the real L1 allocator (top-down first fit, freed at
+   the last use); a buffer that finds no contiguous block goes back to DRAM.
+No conversion (to_memory_config) is inserted: sharding is only chosen where no reader needs another layout.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from onnx2ttnn.ir.aliases import is_view
+from onnx2ttnn.ir.cost import node_cost
+from onnx2ttnn.ir.device import DeviceSpec
+from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
+from onnx2ttnn.ir.liveness import Buffer
+from onnx2ttnn.ir.placements import HEIGHT_SHARDING, height_shard_layout, physical_2d, writes_height_sharded
+from onnx2ttnn.ir.ttnn_ops import op_info
+
+SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
+SHARD_GAIN = 0.98  # sharding must cut the modelled time of its producer and readers by at least 2 %
+
+
+@dataclass
+class Plan:
+    """What the auto policy decided: L1 layout per buffer root, and how much per-core L1 it uses at peak."""
+
+    layouts: dict = field(default_factory=dict)  # id(root) -> TTNNLayout in L1
+    peak: int = 0
+    demoted: int = 0  # buffers the allocator replay sent back to DRAM
+
+    @property
+    def sharded(self) -> int:
+        return sum(1 for lay in self.layouts.values() if lay.memory_layout != "interleaved")
+
+
+def plan_auto(graph, bufs: list[Buffer], device: DeviceSpec, budget: int) -> Plan:
+    last_index = len(graph.nodes) - 1
+    scheduled = {id(node) for node in graph.nodes}
+    info = [_describe(buf, last_index, device, scheduled) for buf in bufs]
+    plan = Plan()
+    usage = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
+    order = sorted((i for i in info if i.benefit > 0), key=lambda i: (-i.benefit / (i.size * i.span), i.first))
+    for item in order:
+        if usage[item.first:item.last + 1].max() + item.size <= budget:
+            usage[item.first:item.last + 1] += item.size
+            plan.layouts[id(item.buf.root)] = item.l1
+    _shard(graph, info, plan, usage, device, budget)
+    _replay(info, plan, budget)
+    return plan
+
+
+@dataclass
+class _Item:
+    buf: Buffer
+    first: int
+    last: int
+    l1: TTNNLayout
+    size: int  # bytes per bank in L1 interleaved
+    benefit: int  # DRAM bytes saved per forward pass in L1
+    reads: list  # (node, input index) over all members, views and deallocations excluded
+
+    @property
+    def span(self) -> int:
+        return self.last - self.first + 1
+
+
+def _describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) -> _Item:
+    root = buf.root
+    l1 = layout_of(root).with_(buffer="l1", memory_layout="interleaved")
+    members = {id(m) for m in buf.members}
+    reads = []
+    for member in buf.members:
+        for consumer in member.outputs:
+            if id(consumer) not in scheduled or consumer.op == "deallocate" or (
+                    consumer.outputs and is_view(consumer) and id(consumer.outputs[0]) in members):
+                continue
+            reads += [(consumer, i) for i, t in enumerate(consumer.inputs) if t is member]
+    size = bytes_per_bank(root.shape, l1, device.cores)
+    nbytes = total_bytes(root.shape, l1)
+    first, last = buf.first, buf.last
+    if buf.is_param:
+        benefit = nbytes * len(reads) if size <= SMALL_WEIGHT_BYTES and len(reads) >= 2 else 0
+        first, last = 0, last_index
+    else:
+        benefit = 0 if _dram_only(buf) else nbytes * (1 + len(reads))
+    return _Item(buf, first, last, l1, size, benefit, reads)
+
+
+def _dram_only(buf: Buffer) -> bool:
+    """The buffer's producer always writes DRAM (ir/ttnn_ops.py: output_buffer)."""
+    producer = buf.root.inputs[0] if buf.root.inputs else None
+    return producer is not None and op_info(producer.op).output_buffer == "dram"
+
+
+def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budget: int) -> None:
+    roots = {id(m): item.buf.root for item in info for m in item.buf.members}
+
+    def placed(tensor):
+        layout = layout_of(tensor)
+        if layout is None or not layout.on_device:
+            return layout
+        root = roots.get(id(tensor))
+        chosen = plan.layouts.get(id(root)) if root is not None else None
+        if chosen is None:
+            return layout.with_(buffer="dram", memory_layout="interleaved")
+        return chosen if chosen.memory_layout != "interleaved" else layout.with_(buffer="l1", memory_layout="interleaved")
+
+    for item in info:
+        if id(item.buf.root) not in plan.layouts or not _may_shard(item):
+            continue
+        sharded = height_shard_layout(item.buf.root.shape, item.l1, device.grid_x, device.grid_y)
+        if sharded is None:
+            continue
+        extra = _shard_bytes(sharded) - item.size
+        if usage[item.first:item.last + 1].max() + extra > budget:
+            continue
+        nodes = [item.buf.root.inputs[0]] + [node for node, _ in item.reads]
+        before = sum(node_cost(n, device, layouts=placed).time_s for n in nodes)
+        plan.layouts[id(item.buf.root)] = sharded
+        after = sum(node_cost(n, device, layouts=placed).time_s for n in nodes)
+        if after < before * SHARD_GAIN:
+            usage[item.first:item.last + 1] += extra
+            item.size += extra
+        else:
+            plan.layouts[id(item.buf.root)] = item.l1
+
+
+def _may_shard(item: _Item) -> bool:
+    """Producer and every reader accept a height-sharded tensor here (ir/placements.py)."""
+    root = item.buf.root
+    if item.buf.is_param or len(item.buf.members) != 1 or not item.l1.is_tile or not root.inputs:
+        return False
+    if not writes_height_sharded(root.inputs[0].op) or root.inputs[0].op == "from_torch":
+        return False
+    shape_2d = physical_2d(root.shape, item.l1)
+    for node, index in item.reads:
+        facts = HEIGHT_SHARDING.get(node.op)
+        if facts is None or index not in facts.inputs:
+            return False
+        if facts.same_shape_inputs:
+            out_layout = layout_of(node.outputs[0]) if node.outputs else None
+            if out_layout is None or not out_layout.is_tile or physical_2d(node.outputs[0].shape, out_layout) != shape_2d:
+                return False
+    return True
+
+
+def _shard_bytes(layout: TTNNLayout) -> int:
+    """Bytes a height-sharded TILE tensor reserves in every L1 bank (docs/ttnn-facts.md §2)."""
+    h, w = layout.shard
+    return (h // TILE) * (w // TILE) * DTYPES[layout.dtype][2]
+
+
+def _replay(info: list[_Item], plan: Plan, budget: int) -> None:
+    """Replay the schedule on a top-down first-fit allocator; buffers that find no block go to DRAM."""
+    chosen = [item for item in info if id(item.buf.root) in plan.layouts]
+    starts: dict[int, list] = {}
+    ends: dict[int, list] = {}
+    for item in chosen:
+        starts.setdefault(item.first, []).append(item)
+        ends.setdefault(item.last, []).append(item)
+    free = [(0, budget)]  # (offset from the bank top, length), sorted by offset
+    where: dict[int, tuple] = {}
+    used = peak = 0
+    for index in sorted(set(starts) | set(ends)):
+        for item in starts.get(index, []):
+            for k, (offset, length) in enumerate(free):
+                if length >= item.size:
+                    where[id(item)] = (offset, item.size)
+                    free[k] = (offset + item.size, length - item.size)
+                    used += item.size
+                    peak = max(peak, used)
+                    break
+            else:
+                del plan.layouts[id(item.buf.root)]
+                plan.demoted += 1
+        for item in ends.get(index, []):
+            if id(item) in where and not item.buf.is_param:
+                free = _release(free, *where.pop(id(item)))
+                used -= item.size
+    plan.peak = peak
+
+
+def _release(free: list, offset: int, length: int) -> list:
+    blocks = sorted(free + [(offset, length)])
+    merged = []
+    for start, size in blocks:
+        if size == 0:
+            continue
+        if merged and merged[-1][0] + merged[-1][1] == start:
+            merged[-1] = (merged[-1][0], merged[-1][1] + size)
+        else:
+            merged.append((start, size))
+    return merged

@@ -1,0 +1,92 @@
+"""The cost model (ir/cost.py): bytes per op by placement, roofline time from the DeviceSpec, the floor."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnx2ttnn
+from onnx2ttnn.ir.cost import floor_bytes, node_cost, program_cost
+from onnx2ttnn.ir.device import get_device
+from onnx2ttnn.ir.graph import set_layout, ttnn_node
+from onnx2ttnn.ir.layout import TTNNLayout
+
+N150 = get_device("n150")
+DRAM = TTNNLayout()
+L1 = TTNNLayout(buffer="l1")
+HS = TTNNLayout(buffer="l1", memory_layout="height_sharded", grid=(8, 1), shard=(32, 64))
+
+
+def _unary(layout_in: TTNNLayout, layout_out: TTNNLayout, shape=(1, 1, 256, 64), op="relu"):
+    x = gs.Variable("x", dtype=np.float32, shape=list(shape))
+    y = gs.Variable("y", dtype=np.float32, shape=list(shape))
+    set_layout(x, layout_in)
+    set_layout(y, layout_out)
+    return ttnn_node(op, [x], [y])
+
+
+def test_dram_op_reads_and_writes_dram_at_the_chip_bandwidth():
+    cost = node_cost(_unary(DRAM, DRAM), N150)
+    assert (cost.dram_read, cost.dram_write) == (16 * 2048, 16 * 2048)  # 16 bf16 tiles each way
+    assert cost.cores == 16 and cost.bound == "dram"
+    # 16 cores draw 16 x 32 GB/s over their NoC ports, more than the 288 GB/s DRAM gives
+    assert cost.time_s == pytest.approx(2 * 16 * 2048 / 288e9)
+
+
+def test_l1_interleaved_goes_over_the_noc_and_sharded_is_local():
+    interleaved = node_cost(_unary(L1, L1), N150)
+    sharded = node_cost(_unary(HS, HS), N150)
+    assert interleaved.dram_bytes == 0 and sharded.dram_bytes == 0
+    assert interleaved.l1_read == interleaved.l1_write == 16 * 2048
+    assert sharded.local_read == sharded.local_write == 16 * 2048
+    assert interleaved.time_s == pytest.approx(2 * 16 * 2048 / (32e9 * 16))  # NoC port, 16 cores
+    assert sharded.cores == 8
+    assert sharded.time_s == pytest.approx(2 * 16 * 2048 / (64e9 * 8))  # own L1, the 8 shard cores
+
+
+def test_matmul_is_compute_bound_at_the_matrix_peak():
+    a = gs.Variable("a", dtype=np.float32, shape=[1, 1024, 1024])
+    b = gs.Variable("b", dtype=np.float32, shape=[1024, 1024])
+    y = gs.Variable("y", dtype=np.float32, shape=[1, 1024, 1024])
+    for t in (a, b, y):
+        set_layout(t, L1)
+    cost = node_cost(ttnn_node("matmul", [a, b], [y]), N150)
+    assert cost.flops == 2.0 * 1024 ** 3
+    assert cost.bound == "compute"
+    assert cost.time_s == pytest.approx(2.0 * 1024 ** 3 / 74e12)
+
+
+def test_deallocate_and_views_cost_nothing():
+    x = gs.Variable("x", dtype=np.float32, shape=[1, 128, 768])
+    set_layout(x, DRAM)
+    assert node_cost(ttnn_node("deallocate", [x], []), N150).time_s == 0
+    y = gs.Variable("y", dtype=np.float32, shape=[128, 768])
+    set_layout(y, DRAM)
+    view = node_cost(ttnn_node("reshape", [x], [y], shape=(128, 768)), N150)
+    assert view.dram_bytes == 0 and view.time_s == 0
+
+
+def _shared_weight_model() -> onnx.ModelProto:
+    """Two MatMuls reading the same 64x64 weight."""
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("MatMul", ["r", "w"], ["y"])]
+    graph = helper.make_graph(nodes, "shared", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 64])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_floor_reads_each_weight_once_and_counts_inputs_and_outputs():
+    conversion = onnx2ttnn.convert(_shared_weight_model(), memory="dram")
+    graph = conversion.module.graph
+    tile = 2048
+    # weight 64x64 = 4 tiles read once; input 32x64 and output 32x64 = 2 tiles each
+    assert floor_bytes(graph) == (4 + 2 + 2) * tile
+    cost = program_cost(graph, N150)
+    # all DRAM, in tiles: upload x 2; linear reads x 2 + w 4, writes h 2; relu 2 + 2; linear r 2 + w 4, y 2;
+    # to_torch reads y 2
+    assert [(n.op, n.dram_read // tile, n.dram_write // tile) for n in cost.nodes] == [
+        ("from_torch", 0, 2), ("linear", 6, 2), ("relu", 2, 2), ("linear", 6, 2), ("to_torch", 2, 0)]
+    assert cost.dram_bytes == 24 * tile
