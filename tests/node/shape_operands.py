@@ -4,7 +4,8 @@ onnx2ttnn compiles static programs: every tensor has a static shape and every op
 program is generated (ttnn calls take shapes, axes and counts as Python ints).  An operand that decides an
 output's shape or the axes an op works on must therefore be known when converting — in exported models it
 is a constant (or folds to one).  The backend tests feed such operands as graph inputs; the harness binds
-them to the case's own values, turning them into initializers, as a static-shape export would.  Operands
+them to the case's own values, turning them into initializers, as a static-shape export would.  Resize's
+roi is bound for the same reason: it fixes the sampling positions the interpolation is compiled for.  Operands
 that carry data (Gather indices, Where conditions, Pad's constant value, ...) stay runtime inputs.
 
 SHAPE_OPERANDS: ONNX op type -> input positions, per the op's schema.
@@ -37,7 +38,7 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Range": (0, 1, 2),  # start, limit, delta: the output length
     "ConstantOfShape": (0,),  # shape
     "OneHot": (1,),  # depth
-    "Resize": (2, 3),  # scales, sizes
+    "Resize": (1, 2, 3),  # roi (the sampling window the interpolation is compiled for), scales, sizes
     "Upsample": (1,),  # scales
     "CenterCropPad": (1, 2),  # shape, axes
     "AffineGrid": (1,),  # size: the output grid's shape
