@@ -225,11 +225,15 @@ def _inferred_types(graph: gs.Graph) -> dict[str, tuple]:
     """{tensor name: (shape or None, numpy dtype or None)} from ONNX shape inference on a light copy of the
     graph (large constants demoted to typed inputs, shapes of intermediate tensors and outputs dropped)."""
     light = graph.copy()
+    typed = {}  # large constant name -> a graph input of its dtype and shape
     for tensor in light.tensors().values():
         if isinstance(tensor, gs.Constant) and _elements(tensor.shape) > _SHAPE_ONLY_ELEMENTS:
-            dtype, shape = tensor.dtype, tensor.shape
-            tensor.to_variable(dtype=dtype, shape=shape)
-            light.inputs.append(tensor)
+            typed[tensor.name] = gs.Variable(tensor.name, dtype=tensor.dtype, shape=list(tensor.shape))
+    for node in _all_nodes(light):
+        for i, tensor in enumerate(node.inputs):
+            if isinstance(tensor, gs.Constant) and tensor.name in typed:
+                node.inputs[i] = typed[tensor.name]
+    light.inputs.extend(typed.values())
     with contextlib.redirect_stdout(io.StringIO()):
         model = gs.export_onnx(light, do_type_check=False)
     del model.graph.value_info[:]
@@ -248,6 +252,17 @@ def _inferred_types(graph: gs.Graph) -> dict[str, tuple]:
             shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in ttype.shape.dim]
         found[vi.name] = (shape, dtype)
     return found
+
+
+def _all_nodes(graph: gs.Graph) -> list[gs.Node]:
+    """The nodes of `graph` and of every subgraph inside it."""
+    nodes = []
+    for node in graph.nodes:
+        nodes.append(node)
+        for attr in node.attrs.values():
+            if isinstance(attr, gs.Graph):
+                nodes += _all_nodes(attr)
+    return nodes
 
 
 def _elements(shape) -> int:

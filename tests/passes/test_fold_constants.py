@@ -144,3 +144,19 @@ def test_constant_of_shape_and_range_of_one_element_tensors_fold():
         }""")
     assert [n.op for n in graph.nodes] == ["Mul"]
     np.testing.assert_array_equal(np.asarray(graph.nodes[0].inputs[1].values), [[1, 2, 3], [1, 2, 3]])
+
+
+def test_shapes_are_reinferred_around_large_constants_which_stay_constants():
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")  # above the shape-operand size limit
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Size", ["s"], ["rank"]),
+             helper.make_node("Range", ["zero", "rank", "one"], ["axes"]),
+             helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("ReduceMean", ["m", "axes"], ["y"])]
+    inits = [w, numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array(1, np.int64), "one")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), {})
+    FoldConstants().run(module, PassContext(Options()))
+    matmul, mean = module.graph.nodes
+    assert np.asarray(matmul.inputs[1].values).shape == (64, 64)
+    assert tuple(mean.outputs[0].shape) == (1, 1)
