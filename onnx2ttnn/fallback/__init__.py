@@ -5,5 +5,6 @@ torch helpers they name live in host/<family>.py and are copied into programs th
 """
 from onnx2ttnn.fallback import arith, indexing, losses, nn, sorting, spatial  # noqa: F401
 from onnx2ttnn.fallback import slicing  # noqa: F401
+from onnx2ttnn.fallback import conv  # noqa: F401  (3-D Conv, ConvTranspose)
 from onnx2ttnn.fallback.lower import lower_with_fallback  # noqa: F401
 from onnx2ttnn.fallback.registry import all_fallbacks, fallback, fallback_op_types, lookup_fallback  # noqa: F401

@@ -213,15 +213,17 @@ class LoweringContext:
 
     def op(self, op: str, inputs: Sequence[gs.Tensor], out_shape: Sequence[int], *, name: str = "",
            dtype: np.dtype = FLOAT, **attrs) -> gs.Variable:
-        """Append ttnn `op` and return its (single) output tensor of `out_shape`."""
-        out = gs.Variable(name or op, dtype=np.dtype(dtype), shape=[int(d) for d in out_shape])
+        """Append ttnn `op` and return its (single) output tensor of `out_shape` (a rank-0 ONNX shape is [1]:
+        ttnn has no rank-0 device tensors)."""
+        out = gs.Variable(name or op, dtype=np.dtype(dtype), shape=[int(d) for d in out_shape] or [1])
         self.nodes.append(ttnn_node(op, list(inputs), [out], self.source, **attrs))
         return out
 
     def multi_op(self, op: str, inputs: Sequence[gs.Tensor], shapes: Sequence[Sequence[int]], *,
                  names: Sequence[str], dtype: np.dtype = FLOAT, **attrs) -> list[gs.Variable]:
         """Append a ttnn op with several outputs (split)."""
-        outs = [gs.Variable(n, dtype=np.dtype(dtype), shape=[int(d) for d in s]) for n, s in zip(names, shapes)]
+        outs = [gs.Variable(n, dtype=np.dtype(dtype), shape=[int(d) for d in s] or [1])
+                for n, s in zip(names, shapes)]
         self.nodes.append(ttnn_node(op, list(inputs), outs, self.source, **attrs))
         return outs
 

@@ -4,7 +4,8 @@ ttnn.conv2d / ttnn.conv_transpose2d on flattened NHWC tensors.
 ttnn.conv2d reads and writes [1, 1, N*H*W, C]; weights [OC, IC/groups, KH, KW] and bias [1, 1, 1, OC] stay
 on the host in float32 (ttnn prepares them for the device).  ttnn.conv_transpose2d takes ONNX's weight layout
 [IC, OC/groups, KH, KW] as is and pads as (top, bottom, left, right); ONNX output_shape / SAME padding become
-explicit pads and output_padding.  3-D convolutions are declined.
+explicit pads and output_padding.  3-D convolutions are declined: their host fallbacks (fallback/conv.py)
+compute them.
 """
 from __future__ import annotations
 
@@ -35,8 +36,7 @@ def _input_2d(ctx: LoweringContext, tensor: gs.Tensor) -> tuple[gs.Variable, NHW
     if len(tensor.shape) == 4:
         return ctx.value_nhwc(tensor)
     if len(tensor.shape) != 3:
-        raise ConversionError(f"node {ctx.source!r}: only 1-D and 2-D convolutions are supported (input "
-                              f"{tuple(tensor.shape)})")
+        ctx.decline(f"only 1-D and 2-D convolutions run on ttnn (input {tuple(tensor.shape)})")
     x, form = ctx.value_with_form(tensor)
     if form is not None:
         return x, form
@@ -61,8 +61,7 @@ def _weight_2d(ctx: LoweringContext, node: gs.Node, what: str) -> np.ndarray:
     if weight.ndim == 3:
         weight = weight[:, :, None, :]
     if weight.ndim != 4:
-        raise ConversionError(f"node {ctx.source!r}: only 1-D and 2-D {what}s are supported (weight "
-                              f"{weight.shape})")
+        ctx.decline(f"only 1-D and 2-D {what}s run on ttnn (weight {weight.shape})")
     return weight
 
 

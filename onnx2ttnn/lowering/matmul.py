@@ -13,7 +13,7 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     """out = a @ b (+ bias): ttnn.linear when b is a weight, ttnn.matmul between two activations."""
     wb = ctx.constant(b)
     x = ctx.value(a)
-    a_shape, out_shape = tuple(a.shape), tuple(out.shape)
+    a_shape, out_shape = tuple(a.shape), tuple(out.shape) or (1,)  # a rank-0 result is [1] on the device
     if len(a_shape) == 1:  # [K] @ [K, N]: treat as [1, K]
         x = ctx.op("reshape", [x], (1, a_shape[0]), name=a.name + "_row", shape=(1, a_shape[0]))
     if wb is not None and wb.ndim == 2:

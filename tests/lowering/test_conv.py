@@ -36,13 +36,17 @@ def test_conv_1d_runs_as_conv2d():
     assert ttnn_ops(CASES["conv-1d"], dtype="fp32").count("conv2d") == 1
 
 
-def test_conv_3d_is_declined():
+@pytest.mark.parametrize("op, weight", [("Conv", f32(3, 2, 2, 2, 2)), ("ConvTranspose", f32(2, 3, 2, 2, 2))])
+def test_3d_is_declined_to_the_host_fallback(op, weight):
+    m = model(op, {"x": [1, 2, 4, 4, 4]}, [weight])
     with pytest.raises(ConversionError, match="only 1-D and 2-D"):
-        ttnn_ops(model("Conv", {"x": [1, 2, 4, 4, 4]}, [f32(3, 2, 2, 2, 2)]))
+        ttnn_ops(m, fallback=False)
+    ops = ttnn_ops(m, dtype="fp32")
+    assert "conv2d" not in ops and "conv_transpose2d" not in ops and "host_compute" in ops
 
 
 def test_output_padding_not_below_stride_is_refused():
     m = model("ConvTranspose", {"x": [1, 1, 3, 3]}, [f32(1, 1, 3, 3)], {"strides": [2, 2],
                                                                        "output_padding": [2, 2]})
     with pytest.raises(ConversionError, match="output_padding 2"):
-        ttnn_ops(m)
+        ttnn_ops(m, fallback=False)

@@ -1,6 +1,7 @@
 """MatMul / Gemm / Einsum (lowering/matmul.py) against onnxruntime on the simulator (fp32)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from onnx2ttnn.errors import ConversionError
@@ -49,3 +50,18 @@ def test_einsum_diagonal_is_declined():
 def test_einsum_three_operands_is_declined():
     with pytest.raises(ConversionError, match="3 operands"):
         ttnn_ops(einsum("ij,jk,kl->il", [2, 3], [3, 4], [4, 5]), fallback=False)
+
+
+def test_vector_dot_vector_is_rank0_without_leaks():
+    """[K] @ [K] is rank 0: [1] on the device (ttnn has no rank-0 tensors), () in the program's output."""
+    from onnx import TensorProto
+
+    from tests.program_run import one_node, run
+
+    m = one_node("MatMul", {"a": (TensorProto.FLOAT, [5]), "b": (TensorProto.FLOAT, [5])},
+                 {"c": (TensorProto.FLOAT, [])})
+    a, b = f32(5), f32(5)
+    outputs, leaks, source = run(m, {"a": a, "b": b})
+    assert leaks == [] and "shape=()" not in source
+    assert tuple(outputs["c"].shape) == ()
+    np.testing.assert_allclose(outputs["c"].numpy(), a @ b, rtol=1e-5)

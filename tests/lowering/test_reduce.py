@@ -68,3 +68,21 @@ def test_runtime_axes_are_refused_with_the_input_named():
 def test_axis_out_of_range_is_refused():
     with pytest.raises(ConversionError, match="axis 3 out of range"):
         ttnn_ops(model("ReduceMax", X, [np.array([3])], opset=18))
+
+
+def test_rank0_reduction_feeding_an_elementwise_op_comes_back_rank0():
+    """A rank-0 ONNX value lives on the device as [1] (ttnn has no rank-0 tensors); an elementwise op of two
+    such values is still [1] on the device, and the program returns the ONNX shape ()."""
+    import onnx
+
+    m = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 13]>
+        g (float[3, 2] x, float[3, 2] w) => (float y) {
+            s = ReduceSum<keepdims = 0>(x)
+            t = ReduceSum<keepdims = 0>(w)
+            y = Div(s, t)
+        }""")
+    w = np.abs(f32(3, 2)) + 1.0
+    report = verify(m, inputs={"x": f32(3, 2), "w": w}, dtype="fp32")
+    assert report.passed, report.text()
+    assert report.outputs[0].shape == ()

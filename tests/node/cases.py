@@ -15,7 +15,7 @@ from typing import Optional
 from onnx2ttnn.support import claimed_op_types
 from tests.node.exclusions import Exclusion, exclusion_of
 
-_EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
+EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def all_cases() -> tuple[NodeCase, ...]:
     single = {c.name: _single_op(c) for c in raw if len(c.model.graph.node) == 1}
     out = []
     for c in raw:
-        op = _single_op(c) if len(c.model.graph.node) == 1 else single.get(_EXPANDED.sub("", c.name), "")
+        op = _single_op(c) if len(c.model.graph.node) == 1 else single.get(EXPANDED.sub("", c.name), "")
         out.append(NodeCase(c.name, op, c, exclusion_of(c)))
     return tuple(out)
 

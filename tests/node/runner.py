@@ -19,7 +19,7 @@ from onnx import TensorProto, numpy_helper
 from onnx2ttnn.convert import convert
 from onnx2ttnn.emit.weights import npz_bytes
 from onnx2ttnn.verify import PCC_THRESHOLD, pcc
-from tests.node.cases import NodeCase
+from tests.node.cases import EXPANDED, NodeCase, by_name
 from tests.node.shape_operands import shape_operand_names
 from tests.ttnn_api import check_source
 
@@ -58,7 +58,7 @@ def cached(dtype: str) -> dict[str, Result]:
 
 def _run(case: NodeCase, dtype: str) -> Result:
     test = case.case
-    model, feeds = bind_shape_operands(test)
+    model, feeds = bind_shape_operands(test, base_case(case))
     try:
         conversion = convert(model, dtype=dtype, memory="dram")
     except Exception as exc:  # any failure to convert a claimed op is a failure of the case
@@ -81,13 +81,21 @@ def _run(case: NodeCase, dtype: str) -> Result:
     return Result(True, "ok")
 
 
-def bind_shape_operands(test) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    """The case's model with its shape operands made initializers (tests/node/shape_operands.py), and the
-    remaining runtime inputs {name: value}."""
+def base_case(case: NodeCase):
+    """The one-node backend test an expanded case expands (None for a one-node case)."""
+    if len(case.case.model.graph.node) == 1:
+        return None
+    base = by_name().get(EXPANDED.sub("", case.name))
+    return base.case if base is not None else None
+
+
+def bind_shape_operands(test, base=None) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The case's model with its shape operands made initializers (tests/node/shape_operands.py; for an
+    expanded case also those its one-node `base` case binds), and the remaining runtime inputs."""
     initializers = {t.name for t in test.model.graph.initializer}
     names = [vi.name for vi in test.model.graph.input if vi.name not in initializers]
     values = dict(zip(names, (as_array(v) for v in test.data_sets[0][0])))
-    bound = shape_operand_names(test.model)
+    bound = shape_operand_names(test.model, base.model if base is not None else None)
     if not bound:
         return test.model, values
     model = onnx.ModelProto()

@@ -4,7 +4,8 @@ onnx2ttnn compiles static programs: every tensor has a static shape and every op
 program is generated (ttnn calls take shapes, axes and counts as Python ints).  An operand that decides an
 output's shape or the axes an op works on must therefore be known when converting — in exported models it
 is a constant (or folds to one).  The backend tests feed such operands as graph inputs; the harness binds
-them to the case's own values, turning them into initializers, as a static-shape export would.  Operands
+them to the case's own values, turning them into initializers, as a static-shape export would.  Resize's
+roi is bound for the same reason: it fixes the sampling positions the interpolation is compiled for.  Operands
 that carry data (Gather indices, Where conditions, Pad's constant value, ...) stay runtime inputs.
 
 SHAPE_OPERANDS: ONNX op type -> input positions, per the op's schema.
@@ -14,6 +15,9 @@ PARAMETER_OPERANDS are bound the same way, for a second reason: they are a layer
 exporter writes as initializers, and which ttnn wants prepared once on the host before the program runs
 (conv2d and conv_transpose2d take host weights and prepare them; norms take tile-layout parameters).
 The computation itself still runs on the case's runtime data input.
+
+An expanded case (the op's function body written out as nodes) has the inputs of its base op's case, by
+name; it binds the same operands the base case binds, as a model exported from the op would.
 """
 from __future__ import annotations
 
@@ -34,9 +38,10 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Range": (0, 1, 2),  # start, limit, delta: the output length
     "ConstantOfShape": (0,),  # shape
     "OneHot": (1,),  # depth
-    "Resize": (2, 3),  # scales, sizes
+    "Resize": (1, 2, 3),  # roi (the sampling window the interpolation is compiled for), scales, sizes
     "Upsample": (1,),  # scales
     "CenterCropPad": (1, 2),  # shape, axes
+    "AffineGrid": (1,),  # size: the output grid's shape
 }
 
 PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
@@ -50,10 +55,11 @@ PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
 }
 
 
-def shape_operand_names(model) -> set[str]:
-    """Names of the graph inputs of `model` that feed a shape operand of some node."""
+def shape_operand_names(model, base_model=None) -> set[str]:
+    """Names of the graph inputs of `model` that feed a shape operand of some node (of `model`, or of
+    `base_model`, the one-node case an expanded case expands)."""
     feeds = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
-    names = set()
+    names = shape_operand_names(base_model) & feeds if base_model is not None else set()
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue

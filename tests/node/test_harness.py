@@ -56,3 +56,20 @@ def test_compare_checks_dtype_shape_and_tolerance():
 
 def test_running_cases_are_claimed_and_not_excluded():
     assert all(c.claimed and c.exclusion is None for c in running_cases())
+
+
+def test_expanded_case_binds_the_operands_of_its_base_case():
+    from tests.node.runner import base_case
+
+    case = by_name()["test_affine_grid_2d_expanded"]
+    assert base_case(case).name == "test_affine_grid_2d"
+    model, feeds = bind_shape_operands(case.case, base_case(case))
+    assert [t.name for t in model.graph.initializer] == ["size"]  # AffineGrid's size, read by Size and Split
+    assert list(feeds) == ["theta"]
+    assert base_case(by_name()["test_affine_grid_2d"]) is None
+
+
+def test_resize_roi_is_bound_with_scales_and_sizes():
+    model, feeds = bind_shape_operands(by_name()["test_resize_tf_crop_and_resize"].case)
+    assert sorted(t.name for t in model.graph.initializer) == ["roi", "sizes"]
+    assert list(feeds) == ["X"]
