@@ -44,8 +44,9 @@ class AssignLayouts(Pass):
                 return TTNNLayout("row_major", "i32" if np.dtype(out.dtype).kind in "iu" else "f32", "host", None)
             return TTNNLayout(_wanted_page(out, dtype), dtype)
         page = info.output_page
-        if page == "same":
-            page = layout_of(node.inputs[0]).page
+        if page == "same":  # like input 0 as the op will read it (a rule may pin it: pad asks for ROW_MAJOR)
+            pinned = node_input_layout(node, 0)
+            page = pinned if pinned in (TILE, ROW_MAJOR) else layout_of(node.inputs[0]).page
         if page not in (TILE, ROW_MAJOR):
             page = TILE
         if dtype in ("u32", "i32") and page == TILE and node.op == "embedding":

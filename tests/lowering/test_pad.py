@@ -81,3 +81,23 @@ def test_reflect_pad_must_be_smaller_than_the_axis():
 def test_negative_pads_may_not_empty_an_axis():
     with pytest.raises(ConversionError, match="remove every element"):
         convert(pad_model([2, 3], [0, -2, 0, -1]), dtype="fp32")
+
+
+def test_front_padding_output_is_row_major_like_its_input_so_views_of_it_are_tracked():
+    """MobileNetV2 (TorchScript export): Pad (front) -> Conv. pad reads ROW_MAJOR, so its output and the
+    permute after it are ROW_MAJOR: the reshape to conv2d's flat input is then a view, and the permute's
+    buffer must live until the conv has run (the simulator raises on use-after-free)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((8, 1, 3, 3)).astype(np.float32), "w")
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Pad", ["r", "pads"], ["p"]),
+             helper.make_node("Conv", ["p", "w"], ["y"], group=8, kernel_shape=[3, 3])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 6, 6])], [w, pads])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    from onnx2ttnn.verify import verify
+
+    for dtype in ("bf16", "fp32"):
+        report = verify(m, dtype=dtype)
+        assert report.passed, report.text()
