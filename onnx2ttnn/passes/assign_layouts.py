@@ -2,7 +2,9 @@
 
 Reads: ttnn nodes and the op table (ir/ttnn_ops.py).  Writes: `ttnn_layout` on every tensor: page layout
 (uploads take the layout their consumers need, other ops their natural one), dtype (float tensors in the
-compute dtype, indices uint32, integer results of host fallbacks and integers a rule pins with `_dtype` int32), buffer dram interleaved (the memory planner refines it) or host.
+compute dtype, indices uint32, integer results of host fallbacks and integers a rule pins with `_dtype` int32;
+`where` returns the dtype of its first tensor value, else its predicate's, as ttnn does), buffer dram
+interleaved (the memory planner refines it) or host.
 Before: `x_dev = from_torch(x)` (no layout); after: `x_dev: tile<bf16> dram interleaved`.
 """
 from __future__ import annotations
@@ -35,6 +37,8 @@ class AssignLayouts(Pass):
             dtype = "i32"  # integers a rule computes with as int32 (negative indices)
         elif node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
             dtype = compute  # integer inputs used as values (masks) are uploaded as floats
+        if node.op == "where" and not node.attrs.get("_dtype"):
+            dtype = layout_of(node.inputs[1] if len(node.inputs) > 1 else node.inputs[0]).dtype
         if node.op == "topk" and out is node.outputs[1]:
             dtype = _topk_index_dtype(node, compute)
         if info.output_page == "host":
