@@ -6,6 +6,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnx2ttnn.convert import convert
 from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.verify import verify
 
 
 def _model(nodes, inputs, outputs, inits=()):
@@ -41,3 +42,25 @@ def test_where_output_has_the_dtype_of_its_first_tensor_value():
     outs = {n.outputs[0].name: (len(n.inputs), layout_of(n.outputs[0]).dtype)
             for n in conversion.module.graph.nodes if n.op == "where"}
     assert sorted(outs.values()) == [(1, "bf16"), (2, "i32")]
+
+
+def test_arithmetic_and_reshapes_of_integer_tensors_keep_their_integer_dtype():
+    """ttnn.add / ttnn.reshape return input a's dtype: a uint32 mask cast from a boolean stays uint32 through
+    them, an int32 one int32 (the IR must declare what runs)."""
+    m = _model([helper.make_node("Greater", ["x", "zero"], ["b"]),
+                helper.make_node("Cast", ["b"], ["u"], to=TensorProto.INT32),
+                helper.make_node("Cast", ["x"], ["s"], to=TensorProto.INT32),
+                helper.make_node("Add", ["u", "one"], ["u1"]),
+                helper.make_node("Add", ["s", "one"], ["s1"]),
+                helper.make_node("Reshape", ["u1", "shape"], ["ur"])],
+               [("x", TensorProto.FLOAT, [2, 4])], [("ur", TensorProto.INT32, [8]), ("s1", TensorProto.INT32, [2, 4])],
+               [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+                numpy_helper.from_array(np.array(1, np.int32), "one"),
+                numpy_helper.from_array(np.array([8], np.int64), "shape")])
+    conversion = convert(m, dtype="bf16")
+    assert sorted(_layouts(conversion, "typecast")) == [("bf16", "i32"), ("bf16", "u32")]
+    assert sorted(_layouts(conversion, "add")) == [("i32", "i32"), ("u32", "u32")]
+    assert _layouts(conversion, "reshape") == [("u32", "u32")]
+    report = verify(m, inputs={"x": np.array([[1.5, -2.0, 0.0, 3.0], [-7.0, 2.0, 9.0, -1.0]], np.float32)},
+                    dtype="bf16")
+    assert report.passed, report.text()
