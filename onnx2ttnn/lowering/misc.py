@@ -1,4 +1,8 @@
-"""Cast: float and bool values share the device's float dtype; other casts become ttnn.typecast."""
+"""Cast: float and bool values share the device's float dtype; other casts become ttnn.typecast.
+
+A cast to a signed integer type from a float or signed source is pinned to int32 on the device
+(`_dtype="i32"`): the values may be negative (an ignore_index of -5), which uint32 would wrap.  Casts from
+booleans or unsigned sources and to unsigned types give uint32."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,5 +23,9 @@ def cast(ctx: LoweringContext, node: gs.Node) -> None:
     if src_float == dst_float:
         ctx.bind(out, x, form)
         return
-    dtype = np.float32 if dst_float else np.int32
-    ctx.bind(out, ctx.op("typecast", [x], x.shape, name=out.name, dtype=dtype), form)
+    if dst_float:
+        ctx.bind(out, ctx.op("typecast", [x], x.shape, name=out.name, dtype=np.float32), form)
+        return
+    source = np.dtype(node.inputs[0].dtype)
+    pinned = "i32" if to.kind == "i" and source.kind in "fi" else "u32"
+    ctx.bind(out, ctx.op("typecast", [x], x.shape, name=out.name, dtype=np.int32, _dtype=pinned), form)

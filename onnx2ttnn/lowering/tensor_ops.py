@@ -118,6 +118,8 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     table, idx = ctx.constant(data), ctx.constant(indices)
     if table is not None and idx is None and axis % table.ndim == 0 and table.ndim == 2:
         ids = ctx.value(indices)
+        if ids.dtype.kind == "f" or (ids.inputs and ids.inputs[0].attrs.get("_dtype") == "i32"):
+            ids = _wrap_negative(ctx, indices, table.shape[0], out.name)  # not uint32 on the device yet
         weight = ctx.float_param(table, data.name, key=(data.name, "embedding"))
         ctx.bind(out, ctx.op("embedding", [ids, weight], out.shape, name=out.name))
         return
@@ -178,19 +180,24 @@ def _gather_runtime(ctx, node: gs.Node, axis: int) -> gs.Variable:
 
 
 def _wrap_negative(ctx, indices: gs.Tensor, size: int, name: str) -> gs.Variable:
-    """Runtime indices as uint32 for ttnn.embedding, negative ones (ONNX counts them from the end) wrapped:
-    signed indices uploaded from the host are computed with in int32, `where(ids < 0, ids + size, ids)`,
-    then typecast.  Indices a ttnn op produced are non-negative uint32 already."""
+    """Runtime indices as uint32 for ttnn.embedding, negative ones (ONNX counts them from the end) wrapped,
+    `where(ids < 0, ids + size, ids)`, then typecast: signed indices (uploaded from the host or pinned to
+    int32 by a Cast) are wrapped in int32, indices living on the device as floats (integers a float op
+    computed, e.g. a Where over Sub results) in the float dtype.  Indices a ttnn op produced as uint32
+    (argmax) are non-negative already."""
     ids = ctx.value(indices)
-    uploaded = ids.inputs and ids.inputs[0].op == "from_torch"
-    if np.dtype(indices.dtype).kind != "i" or not uploaded:
+    producer = ids.inputs[0] if ids.inputs else None
+    uploaded = producer is not None and producer.op == "from_torch" and np.dtype(indices.dtype).kind == "i"
+    if uploaded or (producer is not None and producer.attrs.get("_dtype") == "i32"):
+        dtype, pinned = np.int32, {"_dtype": "i32"}
+    elif ids.dtype.kind == "f":
+        dtype, pinned = ids.dtype, {}
+    else:
         return ids
     shape = list(ids.shape)
-    negative = ctx.op("lt", [ids], shape, name=name + "_negative", dtype=np.int32, input_tensor_b=0, _dtype="i32")
-    shifted = ctx.op("add", [ids], shape, name=name + "_from_end", dtype=np.int32, input_tensor_b=int(size),
-                     _dtype="i32")
-    wrapped = ctx.op("where", [negative, shifted, ids], shape, name=name + "_wrapped", dtype=np.int32,
-                     _dtype="i32")
+    negative = ctx.op("lt", [ids], shape, name=name + "_negative", dtype=dtype, input_tensor_b=0, **pinned)
+    shifted = ctx.op("add", [ids], shape, name=name + "_from_end", dtype=dtype, input_tensor_b=int(size), **pinned)
+    wrapped = ctx.op("where", [negative, shifted, ids], shape, name=name + "_wrapped", dtype=dtype, **pinned)
     return ctx.op("typecast", [wrapped], shape, name=name + "_ids_u32", dtype=np.int32, _dtype="u32")
 
 

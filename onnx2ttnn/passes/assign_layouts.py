@@ -2,7 +2,10 @@
 
 Reads: ttnn nodes and the op table (ir/ttnn_ops.py).  Writes: `ttnn_layout` on every tensor: page layout
 (uploads take the layout their consumers need, other ops their natural one), dtype (float tensors in the
-compute dtype, indices uint32, integer results of host fallbacks and integers a rule pins with `_dtype` int32), buffer dram interleaved (the memory planner refines it) or host.
+compute dtype, indices uint32, integer results of host fallbacks and integers a rule pins with `_dtype` int32;
+`where` returns the dtype of its first tensor value, else its predicate's, and arithmetic and data movement
+on an integer tensor keep its integer dtype, as ttnn does), buffer dram interleaved (the memory planner
+refines it) or host.
 Before: `x_dev = from_torch(x)` (no layout); after: `x_dev: tile<bf16> dram interleaved`.
 """
 from __future__ import annotations
@@ -15,6 +18,11 @@ from onnx2ttnn.ir.layout import HOST_F32, TTNNLayout
 from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR, TILE, node_input_layout, op_info
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.passes.base import Pass, PassContext
+
+
+# ops whose result has input a's dtype on the device (no dtype argument): an integer input keeps them integer
+FOLLOW_INPUT = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "remainder", "fmod", "neg", "abs",
+                          "clip", "reshape", "permute", "slice", "concat"})
 
 
 class AssignLayouts(Pass):
@@ -35,6 +43,12 @@ class AssignLayouts(Pass):
             dtype = "i32"  # integers a rule computes with as int32 (negative indices)
         elif node.op == "from_torch" and dtype == "u32" and not _feeds_embedding_indices(out):
             dtype = compute  # integer inputs used as values (masks) are uploaded as floats
+        if node.op == "where" and not node.attrs.get("_dtype"):
+            dtype = layout_of(node.inputs[1] if len(node.inputs) > 1 else node.inputs[0]).dtype
+        elif node.op in FOLLOW_INPUT and not node.attrs.get("_dtype") and node.inputs:
+            first = layout_of(node.inputs[0])
+            if first is not None and first.dtype in ("u32", "i32"):
+                dtype = first.dtype
         if node.op == "topk" and out is node.outputs[1]:
             dtype = _topk_index_dtype(node, compute)
         if info.output_page == "host":

@@ -4,7 +4,8 @@ Reads: layouts on every tensor and each op's input requirements (ir/ttnn_ops.py)
 `to_layout` node wherever a producer's page layout differs from what a consumer needs (one per tensor and
 target, shared by all consumers, never a round trip; concat's inputs are all brought to input 0's page); the `dtype`/`layout`/`device` arguments of every
 from_torch, to_layout, typecast and embedding, derived from their output layouts (and the torch dtype a
-host fallback's result is cast to before its upload).
+host fallback's result is cast to before its upload); the `dtype` of a comparison whose output dtype differs
+from its input's (ttnn returns the mask in input a's dtype unless told, e.g. UINT32 for an integer input).
 Typecasts that change nothing are dropped.
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
 """
@@ -18,6 +19,8 @@ from onnx2ttnn.passes.base import Pass, PassContext
 
 PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
 # the torch dtype a host fallback's result is cast to before from_torch uploads it as the layout's dtype
+# comparisons: the mask comes back in input a's dtype unless `dtype=` asks for another
+COMPARISONS = ("eq", "ne", "gt", "ge", "lt", "le")
 UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
                       "u8": "uint8", "bfp8": "float32"}
 
@@ -72,6 +75,11 @@ def _drop_noop_typecasts(graph: gs.Graph) -> int:
 
 def _set_conversion_arguments(node: gs.Node) -> None:
     """dtype / layout / device arguments of conversion calls, from the layout they must produce."""
+    if node.op in COMPARISONS:
+        out, a = layout_of(node.outputs[0]), layout_of(node.inputs[0])
+        if out is not None and a is not None and out.dtype != a.dtype:
+            node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
+        return
     if node.op not in ("from_torch", "to_layout", "typecast", "embedding"):
         return
     out = layout_of(node.outputs[0])

@@ -17,6 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnx2ttnn.convert import convert
 from onnx2ttnn.sim import runtime
+from tests.program_run import run as run_program
 from tests.ttnn_api import check_source
 
 ONNX_TYPE = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
@@ -200,3 +201,23 @@ def test_castlike_follows_the_second_input_type(tmp_path, target):
     got, want, _ = run(model("CastLike", feeds), feeds, tmp_path)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_comparison_of_integers_returns_the_mask_in_the_declared_float_dtype():
+    """ttnn.eq on an integer tensor returns its input's dtype unless told: the program asks for the float dtype
+    the IR declares, so a Where and a ReduceSum (float only) can read the mask (NLL loss expansions)."""
+    nodes = [helper.make_node("Cast", ["x"], ["i"], to=TensorProto.INT64),
+             helper.make_node("Equal", ["i", "one"], ["mask"]),
+             helper.make_node("Where", ["mask", "zero", "onef"], ["w"]),
+             helper.make_node("ReduceSum", ["w"], ["y"], keepdims=0)]
+    inits = [numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "onef")]
+    graph = helper.make_graph(nodes, "mask_sum", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[1, 0, 1, 2], [3, 1, 1, 0], [0, 0, 4, 1]], np.float32)
+    outputs, leaks, source = run_program(m, {"x": x})
+    (eq_line,) = [line for line in source.splitlines() if "ttnn.eq(" in line]
+    assert leaks == [] and "dtype=ttnn.float32" in eq_line
+    np.testing.assert_allclose(outputs["y"].numpy(), np.float32((x != 1).sum()))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from onnx import TensorProto
+from onnx import TensorProto, helper, numpy_helper
 
 from tests.program_run import one_node, run
 
@@ -16,3 +16,28 @@ def test_cast_float_to_bfloat16_keeps_the_values_and_returns_bfloat16():
     assert leaks == [] and "ttnn.typecast(" not in source
     assert outputs["y"].dtype == torch.bfloat16
     assert torch.equal(outputs["y"], torch.from_numpy(x).to(torch.bfloat16))
+
+
+def test_cast_to_a_signed_integer_keeps_negative_values_int32():
+    """float -> int64 becomes typecast(int32): a negative value must not wrap as uint32 would (an ignore_index of
+    -5 compared after the cast)."""
+    nodes = [helper.make_node("Cast", ["x"], ["i"], to=TensorProto.INT64),
+             helper.make_node("Equal", ["i", "minus5"], ["y"])]
+    graph = helper.make_graph(nodes, "cast_eq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.BOOL, [2, 3])],
+                              [numpy_helper.from_array(np.array(-5, np.int64), "minus5")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[-5.0, 2.0, -5.0], [0.0, 5.0, -4.0]], np.float32)
+    outputs, leaks, source = run(m, {"x": x})
+    assert leaks == [] and "ttnn.typecast(" in source and "dtype=ttnn.int32" in source
+    assert "dtype=ttnn.uint32" not in source
+    np.testing.assert_array_equal(outputs["y"].numpy(), x == -5)
+
+
+def test_cast_to_an_unsigned_integer_is_uint32():
+    m = one_node("Cast", {"x": (TensorProto.FLOAT, [4])}, {"y": (TensorProto.UINT32, [4])},
+                 attrs={"to": TensorProto.UINT32})
+    x = np.array([0.0, 3.0, 7.0, 65536.0], np.float32)
+    outputs, leaks, source = run(m, {"x": x})
+    assert leaks == [] and "dtype=ttnn.uint32" in source
+    np.testing.assert_array_equal(outputs["y"].numpy().astype(np.int64), x.astype(np.int64))

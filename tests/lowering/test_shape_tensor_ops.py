@@ -99,3 +99,26 @@ def test_gather_wraps_negative_runtime_indices_in_int32():
     np.testing.assert_array_equal(outputs["y"].numpy(), inputs["x"][[5, 2, 0]])
     report = verify(model, inputs=inputs, dtype="bf16")  # the indices stay exact int32 in bf16 programs too
     assert report.passed, report.text()
+
+
+def test_gather_typecasts_indices_computed_as_floats_to_uint32():
+    """Integer indices a float op computed (Where over a Sub of int64 targets) live on the device as floats:
+    Gather wraps them and typecasts them to the uint32 ttnn.embedding needs (runtime and constant tables)."""
+    nodes = [helper.make_node("Sub", ["t", "t"], ["zeros"]),
+             helper.make_node("Equal", ["t", "ignore"], ["mask"]),
+             helper.make_node("Where", ["mask", "zeros", "t"], ["ids"]),
+             helper.make_node("Gather", ["x", "ids"], ["y"], axis=0),
+             helper.make_node("Gather", ["table", "ids"], ["z"], axis=0)]
+    table = rng.standard_normal((5, 3)).astype(np.float32)
+    inits = [numpy_helper.from_array(np.array(-1, np.int64), "ignore"), numpy_helper.from_array(table, "table")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2]),
+                                           helper.make_tensor_value_info("t", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = {"x": rng.standard_normal((5, 2)).astype(np.float32), "t": np.array([3, -1, 4, -2], np.int64)}
+    outputs, leaks, source = run(model, inputs)
+    assert leaks == [] and source.count("ttnn.embedding(") == 2 and "dtype=ttnn.uint32" in source
+    ids = np.where(inputs["t"] == -1, 0, inputs["t"])
+    np.testing.assert_allclose(outputs["y"].numpy(), inputs["x"][ids], rtol=1e-6)
+    np.testing.assert_allclose(outputs["z"].numpy(), table[ids], rtol=1e-6)

@@ -1,0 +1,37 @@
+"""decompose-layouts (onnx2ttnn/passes/decompose_layouts.py): the dtype argument of comparisons."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn.convert import convert
+from onnx2ttnn.ir.graph import TTNNRef, layout_of
+
+
+def _compare_model(cast_to_int: bool):
+    nodes = [helper.make_node("Greater", ["i" if cast_to_int else "x", "two"], ["y"])]
+    if cast_to_int:
+        nodes.insert(0, helper.make_node("Cast", ["x"], ["i"], to=TensorProto.INT32))
+    two = np.array(2, np.int32 if cast_to_int else np.float32)
+    graph = helper.make_graph(nodes, "cmp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.BOOL, [2, 8])],
+                              [numpy_helper.from_array(two, "two")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def _node(conversion, op):
+    (node,) = [n for n in conversion.module.graph.nodes if n.op == op]
+    return node
+
+
+def test_comparison_of_an_integer_tensor_asks_for_the_output_dtype():
+    for dtype, ttnn_dtype in (("fp32", "float32"), ("bf16", "bfloat16")):
+        gt = _node(convert(_compare_model(True), dtype=dtype), "gt")
+        assert layout_of(gt.inputs[0]).dtype == "i32"
+        assert gt.attrs["dtype"] == TTNNRef(ttnn_dtype) and layout_of(gt.outputs[0]).ttnn_dtype == ttnn_dtype
+
+
+def test_comparison_in_its_input_dtype_has_no_dtype_argument():
+    gt = _node(convert(_compare_model(False), dtype="fp32"), "gt")
+    assert layout_of(gt.inputs[0]).dtype == layout_of(gt.outputs[0]).dtype == "f32"
+    assert "dtype" not in gt.attrs
