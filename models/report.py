@@ -136,7 +136,8 @@ def main(argv=None) -> int:
                               entry.kind == "transformers" else "dynamo", memory="l1", workdir=work)
             if l1.memory_trace:
                 plots.append(plot(l1, os.path.join(DOCS, "zoo", f"{r.name}{suffix}-memory.png"), "l1"))
-    command = "python -m models.report" + (" --full" if args.full else "") + (" --no-real-ttnn" if mock is None else "")
+    command = " ".join(["python -m models.report"] + (["--full"] if args.full else []) +
+                       (["--no-real-ttnn"] if mock is None else []) + list(args.names))
     _write(os.path.join(DOCS, f"zoo{suffix}.md"), render(results, "Model zoo" + (" (full size)" if args.full else ""),
                                                        command, plots))
     raw = [dict(asdict(r), memory_trace=len(r.memory_trace)) for r in results]
