@@ -16,7 +16,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
-from onnx2ttnn.lowering.registry import register
+from onnx2ttnn.lowering.registry import FUSED_DOMAIN, register
 
 
 def _axis(ctx: LoweringContext, node: gs.Node, default: int) -> int:
@@ -162,6 +162,11 @@ def _mean_inv_std(ctx: LoweringContext, node: gs.Node, flat: gs.Variable, axis: 
 @register("RMSNormalization", 23, ttnn=("rms_norm",), note="over the trailing axes from `axis` (flattened)")
 def rms_norm(ctx: LoweringContext, node: gs.Node) -> None:
     _last_dim_norm(ctx, node, "rms_norm", _axis(ctx, node, -1), None)
+
+
+@register("RMSNorm", 1, domain=FUSED_DOMAIN, ttnn=("rms_norm",), note="fused from x * 1/sqrt(mean(x^2) + eps) * w")
+def fused_rms_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    _last_dim_norm(ctx, node, "rms_norm", len(node.inputs[0].shape) - 1, None)
 
 
 # --- group / instance normalisation -----------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, matmul+add.
+"""fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, rms-norm, matmul+add.
 
-Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, Linear; a folded Conv)
+Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, RMSNorm, Linear; a folded Conv)
 in place of the patterns; the reasons rules rejected near-matches go to the pass notes.
 Before: `y = Add(MatMul(x, W), b)`; after: `y = onnx2ttnn.Linear(x, W, b)`.
 """

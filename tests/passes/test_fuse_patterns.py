@@ -57,3 +57,33 @@ def test_conv_batchnorm_relu_becomes_one_conv_with_activation():
              helper.make_node("Relu", ["n"], ["y"])]
     inits = {"w": np.ones((c, 3, 3, 3)), "g": np.ones(c), "b": np.zeros(c), "m": np.zeros(c), "v": np.ones(c)}
     assert _fused_ops(_model(nodes, inits, [1, 3, 8, 8], [1, c, 8, 8])) == ["ConvAct"]
+
+
+def _rms_nodes(axis: int, weight: bool):
+    nodes = [helper.make_node("Pow", ["x", "two"], ["p"]),
+             helper.make_node("ReduceMean", ["p"], ["m"], axes=[axis], keepdims=1),
+             helper.make_node("Add", ["m", "eps"], ["a"]), helper.make_node("Sqrt", ["a"], ["s"]),
+             helper.make_node("Reciprocal", ["s"], ["r"]),
+             helper.make_node("Mul", ["x", "r"], ["n" if weight else "y"])]
+    if weight:
+        nodes.append(helper.make_node("Mul", ["w", "n"], ["y"]))
+    inits = {"two": np.float32(2), "eps": np.float32(1e-6), "w": np.linspace(0.5, 1.5, 64)}
+    return nodes, inits
+
+
+def test_llama_style_rms_norm_becomes_one_node_and_matches_onnxruntime():
+    from onnx2ttnn import convert
+    from onnx2ttnn.verify import verify
+
+    for weight in (True, False):
+        nodes, inits = _rms_nodes(-1, weight)
+        model = _model(nodes, inits, [1, 16, 64], [1, 16, 64])
+        assert _fused_ops(model) == ["RMSNorm"]
+        assert convert(model).op_counts()["rms_norm"] == 1
+        report = verify(model)
+        assert report.passed, report.text()
+
+
+def test_a_mean_square_over_another_axis_is_not_rms_norm():
+    nodes, inits = _rms_nodes(1, True)
+    assert "RMSNorm" not in _fused_ops(_model(nodes, inits, [1, 16, 64], [1, 16, 64]))
