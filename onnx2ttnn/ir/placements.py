@@ -90,19 +90,28 @@ def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
 
 def height_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int,
                         max_cores: Optional[int] = None) -> Optional[TTNNLayout]:
-    """The height-sharded L1 layout spreading the tensor's tile rows evenly over the most cores, or None.
+    """The height-sharded L1 layout spreading the tensor's tile rows over the most cores, or None.
 
-    Shards are whole tile rows (tt-metal: "Physical shard shape ... must be tile {32, 32} sized!") and the
-    rows divide evenly over the cores, so every core holds one full shard.
+    Shards are whole tile rows (tt-metal: "Physical shard shape ... must be tile {32, 32} sized!"): each of
+    n = ceil(rows / per_core) shards holds `per_core` rows, the last one possibly fewer (an uneven split),
+    on the smallest grid of one row of cores or whole rows that has at least n cores (cores past the last
+    shard hold nothing: "Number of shards along height must not exceed number of cores").
     """
     if not layout.is_tile:
         return None
     height, width = physical_2d(shape, layout)
     rows = height // TILE
-    limit = min(rows, max_cores or grid_x * grid_y, grid_x * grid_y)
-    for cores in range(limit, 0, -1):
-        grid = shard_grid(cores, grid_x, grid_y)
-        if rows % cores == 0 and grid is not None:
+    limit = min(max_cores or grid_x * grid_y, grid_x * grid_y)
+    for per_core in range(max(1, -(-rows // limit)), rows + 1):
+        n = -(-rows // per_core)
+        grid = (n, 1) if n <= grid_x else (grid_x, -(-n // grid_x))
+        if grid[1] <= grid_y and grid[0] * grid[1] <= limit:
             return layout.with_(buffer="l1", memory_layout=HEIGHT_SHARDED, grid=grid,
-                                shard=(rows // cores * TILE, width))
+                                shard=(per_core * TILE, width))
     return None
+
+
+def shard_count(shape: Sequence[int], layout: TTNNLayout) -> int:
+    """How many cores hold a shard of a height-sharded tensor (the last grid cores may hold none)."""
+    height, _ = physical_2d(shape, layout)
+    return -(-height // layout.shard[0])

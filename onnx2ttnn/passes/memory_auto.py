@@ -12,7 +12,13 @@
    that way and the larger per-bank reservation (a shard is reserved in every bank) still fits.
 3. Fragmentation.  The plan is replayed on a model of the real L1 allocator (top-down first fit, freed at
    the last use); a buffer that finds no contiguous block goes back to DRAM.
-No conversion (to_memory_config) is inserted: sharding is only chosen where no reader needs another layout.
+4. Conversions (plan_with_moves).  The output of an op that always writes DRAM (conv2d) is moved to L1 by a
+   `to_memory_config` right after it, which its readers then read (the DRAM original is freed right after the
+   move, passes/insert_deallocs.py).  Every candidate move is planned like any buffer (L1 interleaved or
+   height-sharded); it is kept only when the cost model says it pays: its readers read less DRAM than the
+   move costs (the move reads the tensor from DRAM once, each reader would have) or, DRAM traffic equal,
+   the modelled time of the move and its readers beats that of the readers reading DRAM by MOVE_GAIN.
+   Moves that do not pay, or whose output the plan leaves in DRAM, are removed and the rest replanned.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import numpy as np
 from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.cost import node_cost
 from onnx2ttnn.ir.device import DeviceSpec
-from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.graph import layout_of, set_layout, ttnn_node
 from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import Buffer
 from onnx2ttnn.ir.placements import HEIGHT_SHARDING, height_shard_layout, physical_2d, writes_height_sharded
@@ -31,6 +37,8 @@ from onnx2ttnn.ir.ttnn_ops import op_info
 
 SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
 SHARD_GAIN = 0.98  # sharding must cut the modelled time of its producer and readers by at least 2 %
+MOVE_GAIN = 0.98  # a move that saves no DRAM bytes must cut the modelled time of it and its readers by 2 %
+MOVE = "to_memory_config"
 
 
 @dataclass
@@ -44,6 +52,107 @@ class Plan:
     @property
     def sharded(self) -> int:
         return sum(1 for lay in self.layouts.values() if lay.memory_layout != "interleaved")
+
+
+def plan_with_moves(graph, device: DeviceSpec, budget: int) -> tuple[Plan, list[Buffer], int]:
+    """Insert the candidate moves out of DRAM, plan, drop the moves that do not pay, replan (section 4).
+
+    Returns the plan, the buffers it was made over and the number of moves kept."""
+    from onnx2ttnn.ir.liveness import buffers
+
+    moves = insert_moves(graph)
+    for _ in range(4):
+        bufs = buffers(graph)
+        plan = plan_auto(graph, bufs, device, budget)
+        losing = [m for m in moves if not _move_pays(m, graph, bufs, plan, device)]
+        if not losing:
+            return plan, bufs, len(moves)
+        for move in losing:
+            remove_move(graph, move)
+            moves.remove(move)
+    for move in moves:  # still changing after a few rounds: keep the plan honest, moves out
+        remove_move(graph, move)
+    bufs = buffers(graph)
+    return plan_auto(graph, bufs, device, budget), bufs, 0
+
+
+def insert_moves(graph) -> list:
+    """A to_memory_config after every DRAM-only output that a device op reads (not a graph output)."""
+    outputs = {id(t) for t in graph.outputs}
+    nodes, moves = [], []
+    for node in graph.nodes:
+        nodes.append(node)
+        if op_info(node.op).output_buffer != "dram":
+            continue
+        for out in node.outputs:
+            layout = layout_of(out)
+            readers = [c for c in out.outputs if c.op != "deallocate"]
+            if layout is None or not layout.on_device or not readers or id(out) in outputs:
+                continue
+            moved = type(out)(f"{out.name}_l1", dtype=out.dtype, shape=list(out.shape))
+            set_layout(moved, layout.with_(buffer="l1", memory_layout="interleaved"))
+            for consumer in readers:
+                for index, tensor in enumerate(consumer.inputs):
+                    if tensor is out:
+                        consumer.inputs[index] = moved
+            move = ttnn_node(MOVE, [out], [moved], node.attrs.get("_source", ""), _move=True)
+            nodes.append(move)
+            moves.append(move)
+    graph.nodes = nodes
+    return moves
+
+
+def remove_move(graph, move) -> None:
+    """Undo one inserted move: its readers read the DRAM original again."""
+    src, moved = move.inputs[0], move.outputs[0]
+    for consumer in list(moved.outputs):
+        for index, tensor in enumerate(consumer.inputs):
+            if tensor is moved:
+                consumer.inputs[index] = src
+    move.inputs.clear()
+    move.outputs.clear()
+    graph.nodes.remove(move)
+
+
+def _move_pays(move, graph, bufs: list[Buffer], plan: Plan, device: DeviceSpec) -> bool:
+    """The move's output is in L1 and the cost model says the move pays (module docstring, section 4)."""
+    moved = move.outputs[0]
+    buf = next((b for b in bufs if any(m is moved for m in b.members)), None)
+    if buf is None or id(buf.root) not in plan.layouts:
+        return False
+    placed = _placer(bufs, plan)
+    members = {id(m) for m in buf.members}
+
+    def in_dram(tensor):
+        layout = placed(tensor)
+        return layout.with_(buffer="dram", memory_layout="interleaved") if id(tensor) in members else layout
+
+    readers = _describe(buf, 0, device, {id(node) for node in graph.nodes}).reads
+    nodes = list({id(node): node for node, _ in readers}.values())
+    with_move = [node_cost(move, device, layouts=placed)] + [node_cost(n, device, layouts=placed) for n in nodes]
+    without = [node_cost(n, device, layouts=in_dram) for n in nodes]
+    dram_with = sum(c.dram_bytes for c in with_move)
+    dram_without = sum(c.dram_bytes for c in without)
+    if dram_with < dram_without:
+        return True
+    return dram_with == dram_without and (sum(c.time_s for c in with_move)
+                                          < MOVE_GAIN * sum(c.time_s for c in without))
+
+
+def _placer(bufs: list[Buffer], plan: Plan):
+    """The layout a tensor gets under the plan (what place-memory will write)."""
+    roots = {id(m): buf.root for buf in bufs for m in buf.members}
+
+    def placed(tensor):
+        layout = layout_of(tensor)
+        if layout is None or not layout.on_device:
+            return layout
+        root = roots.get(id(tensor))
+        chosen = plan.layouts.get(id(root)) if root is not None else None
+        if chosen is None:
+            return layout.with_(buffer="dram", memory_layout="interleaved")
+        return chosen if chosen.memory_layout != "interleaved" else layout.with_(buffer="l1", memory_layout="interleaved")
+    return placed
 
 
 def plan_auto(graph, bufs: list[Buffer], device: DeviceSpec, budget: int) -> Plan:
@@ -106,17 +215,7 @@ def _dram_only(buf: Buffer) -> bool:
 
 
 def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budget: int) -> None:
-    roots = {id(m): item.buf.root for item in info for m in item.buf.members}
-
-    def placed(tensor):
-        layout = layout_of(tensor)
-        if layout is None or not layout.on_device:
-            return layout
-        root = roots.get(id(tensor))
-        chosen = plan.layouts.get(id(root)) if root is not None else None
-        if chosen is None:
-            return layout.with_(buffer="dram", memory_layout="interleaved")
-        return chosen if chosen.memory_layout != "interleaved" else layout.with_(buffer="l1", memory_layout="interleaved")
+    placed = _placer([item.buf for item in info], plan)
 
     for item in info:
         if id(item.buf.root) not in plan.layouts or not _may_shard(item):
