@@ -4,12 +4,14 @@
    the DRAM bytes it saves: its size times (its write + every read of it in the forward pass).  Buffers are
    taken by benefit per byte-per-bank per scheduled node, each only if the per-core L1 in use over its whole
    live range stays within the budget (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops'
-   circular buffers).  Outputs of ops that always write DRAM (conv2d) stay DRAM; weights stay DRAM unless
-   small (<= SMALL_WEIGHT_BYTES per bank) and read at least twice, and then they hold L1 for the whole program.
+   circular buffers, and CONV_SCRATCH_EXTRA more at convolutions).  Outputs of ops that always write DRAM
+   (conv2d) stay DRAM (but see 4.), and so do inputs of convs with kernels over 7x7; weights stay DRAM unless small (<= SMALL_WEIGHT_BYTES per bank) and read
+   at least twice, and then they hold L1 for the whole program.
 2. Sharding.  An L1 buffer without views whose producer writes and whose every reader reads height-sharded
    tensors (ir/placements.py, facts probed on real ttnn) becomes height-sharded over the most cores its tile
    rows spread over (uneven splits allowed), when the cost model (ir/cost.py) gives those of its producer and
-   readers whose time it changes at least 2 % less device time in total and the larger per-bank reservation (a shard is reserved in every bank) still fits.
+   readers whose time it changes at least 2 % less device time in total, and the larger per-bank
+   reservation (a shard is reserved in every bank) still fits.
 3. Fragmentation.  The plan is replayed on a model of the real L1 allocator (top-down first fit, freed at
    the last use); a buffer that finds no contiguous block goes back to DRAM.
 4. Conversions (plan_with_moves).  The output of an op that always writes DRAM (conv2d) is moved to L1 by a
@@ -40,6 +42,14 @@ SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for th
 SHARD_GAIN = 0.98  # sharding must cut the modelled time of the ops it changes (producer, readers) by 2 %
 MOVE_GAIN = 0.98  # a move that saves no DRAM bytes must cut the modelled time of it and its readers by 2 %
 MOVE = "to_memory_config"
+# conv2d's own L1 beyond OP_SCRATCH_RESERVE: ViT-B/16's patch conv (16x16/16, 3->768 at 224x224) allocates
+# an 892928 B/bank L1 buffer of its own on real ttnn (mock run); the planner keeps that free around convs
+CONV_SCRATCH_EXTRA = 640 * 1024
+CONV_OPS = ("conv2d", "conv_transpose2d")
+# a conv reading an L1 input takes the all-in-L1 path: measured on the mock, ResNet-50's 7x7/2 stem and every
+# 3x3 / 1x1 conv of ResNet-50 and MobileNetV2 fit; ViT-B/16's 16x16/16 patch conv does not (Out of Memory:
+# 892928 B/bank more).  Inputs of convs with larger kernels stay in DRAM (ttnn then slices them from DRAM).
+CONV_L1_INPUT_MAX_KERNEL_AREA = 49
 
 
 @dataclass
@@ -161,7 +171,8 @@ def plan_auto(graph, bufs: list[Buffer], device: DeviceSpec, budget: int) -> Pla
     scheduled = {id(node) for node in graph.nodes}
     info = [_describe(buf, last_index, device, scheduled) for buf in bufs]
     plan = Plan()
-    usage = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
+    # per-core L1 in use at each node, starting from what the op itself needs beyond OP_SCRATCH_RESERVE
+    usage = np.array([CONV_SCRATCH_EXTRA if n.op in CONV_OPS else 0 for n in graph.nodes] + [0], dtype=np.int64)
     order = sorted((i for i in info if i.benefit > 0), key=lambda i: (-i.benefit / (i.size * i.span), i.first))
     for item in order:
         if usage[item.first:item.last + 1].max() + item.size <= budget:
@@ -205,8 +216,13 @@ def _describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) 
         benefit = nbytes * len(reads) if size <= SMALL_WEIGHT_BYTES and len(reads) >= 2 else 0
         first, last = 0, last_index
     else:
-        benefit = 0 if _dram_only(buf) else nbytes * (1 + len(reads))
+        benefit = 0 if _dram_only(buf) or any(_large_conv(node) for node, _ in reads) else nbytes * (1 + len(reads))
     return _Item(buf, first, last, l1, size, benefit, reads)
+
+
+def _large_conv(node) -> bool:
+    kh, kw = node.attrs.get("kernel_size", (1, 1)) if node.op in CONV_OPS else (1, 1)
+    return kh * kw > CONV_L1_INPUT_MAX_KERNEL_AREA
 
 
 def _dram_only(buf: Buffer) -> bool:
