@@ -7,7 +7,8 @@ each policy, the number of height-sharded buffers auto chose, and auto's plannin
 pass's time / the whole auto conversion) and auto's conversion time as a ratio of the dram policy's.
 Usage: python benchmarks/bench_memory.py [--full] [--models mlp cnn bert ...] [--device n150] [--repeats 3]
 Default models: models/mlp.onnx, models/cnn.onnx and the zoo's CI entries at reduced size (--full: the
-published sizes of every zoo entry; exports are cached by models/export.py).
+published sizes of the five models issue #7 accepts on, FULL_MODELS; exports are cached by models/export.py).
+Results of a run are kept in benchmarks/README.md.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from onnx2ttnn.ir.cost import program_cost  # noqa: E402
 from onnx2ttnn.ir.device import get_device  # noqa: E402
 
 POLICIES = ("dram", "l1", "auto")
+FULL_MODELS = ("resnet", "mobilenet_v2", "bert", "vit", "gpt2")  # ResNet-50, MobileNetV2, BERT-base, ViT-B/16, GPT-2
 
 
 def model_paths(full: bool, names: list[str] | None) -> list[tuple[str, str]]:
@@ -31,6 +33,8 @@ def model_paths(full: bool, names: list[str] | None) -> list[tuple[str, str]]:
 
     size = "full" if full else "reduced"
     paths = []
+    if full and not names:
+        names = list(FULL_MODELS)
     for entry in zoo.selected(full=full, names=names):
         try:
             paths.append((entry.name, entry.path or export.export(entry, size, log=lambda *a: None)))

@@ -1,4 +1,4 @@
-"""The command line: onnx2ttnn convert | verify | ops."""
+"""The command line: onnx2ttnn convert | verify | report | ops."""
 from __future__ import annotations
 
 import os
@@ -155,6 +155,29 @@ def verify(model, input_shape, device, memory, dtype, no_fallback, inputs_path, 
         fail(str(exc))
     click.echo(report.text())
     sys.exit(0 if report.passed else 1)
+
+
+@main.command()
+@click.argument("model")
+@model_options
+@click.option("--png", "png", help="also draw per-core L1 and DRAM use over the forward pass into this PNG")
+def report(model, input_shape, device, memory, dtype, no_fallback, png):
+    """Convert MODEL and print the per-op placement table and totals (DRAM traffic vs floor, device time)."""
+    from onnx2ttnn.convert import convert as run_convert
+    from onnx2ttnn.report import placement_report
+
+    shapes = parse_input_shapes(input_shape)
+    try:
+        result = run_convert(model, input_shapes=shapes, device=device, memory=memory, dtype=dtype,
+                             fallback=not no_fallback)
+        placed = placement_report(result)
+        if png:
+            placed.write_png(png)
+    except ConversionError as exc:
+        fail(str(exc))
+    click.echo(placed.text())
+    if png:
+        click.echo(f"wrote {png}")
 
 
 @main.command()

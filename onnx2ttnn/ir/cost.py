@@ -9,7 +9,7 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
   bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an interleaved L1 page is fetched over the NoC from another core
   (NoC port rate), a height-sharded one is local (L1 read rate).  An op runs on min(cores, output pages)
-  cores, or on its output's shard cores when that is sharded.
+  cores, or on the cores holding its output's shards when that is sharded.
 Totals: modelled DRAM traffic, the floor (every weight read once + program inputs + outputs), device time.
 All figures come from the DeviceSpec (ir/device.py).
 """
@@ -25,6 +25,7 @@ from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
+from onnx2ttnn.ir.placements import shard_count
 
 CONVERSIONS = ("to_memory_config", "to_layout", "typecast")
 MATRIX_OPS = ("matmul", "linear")
@@ -156,6 +157,8 @@ def _cores(out: Optional[tuple], device: DeviceSpec) -> int:
     if out is None:
         return 1
     tensor, layout = out
+    if layout.memory_layout == "height_sharded" and layout.grid:
+        return min(layout.grid[0] * layout.grid[1], shard_count(tensor.shape, layout))
     if layout.memory_layout not in (None, "interleaved") and layout.grid:
         return layout.grid[0] * layout.grid[1]
     return max(1, min(device.cores, _work_pages(tensor, layout)))

@@ -13,6 +13,11 @@ tests/real_ttnn/test_placements.py reruns a sample.  Facts it established, in sh
 - matmul/linear read a height-sharded input_tensor_a (not b: "Input B memory layout must be INTERLEAVED")
   into an interleaved output; a sharded output from an interleaved input depends on the batch shape
   ("Number of shards along height 4 must not exceed number of cores 1"), so it is not used;
+- conv2d reads a height-sharded input_tensor in the planner's layout (uneven splits too) and writes DRAM
+  as asked, while its circular buffers fit: refused ("Statically allocated circular buffers ... beyond max
+  L1 size") for 1x1 2048->512, 1024->512 and 320->1280, 3x3 512->512, depthwise 3x3 over 960 channels;
+  accepted up to 960->320 (307200 weight elements) and depthwise over 144 channels
+  (probe_conv_sharded.py, results/conv_sharded.txt), hence conv_reads_height_sharded's bounds;
 - reshape to the same 2-D shape is a view that keeps the shard spec; permute reads a sharded input into an
   interleaved output; to_memory_config converts both ways; to_torch and deallocate take sharded tensors.
 Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cores or whole rows.
@@ -54,6 +59,7 @@ HEIGHT_SHARDING: dict[str, ShardFacts] = {
     "linear": ShardFacts((0,), False, "linear", same_shape_inputs=False),
     "permute": ShardFacts((0,), False, "permute", same_shape_inputs=False),
     "reshape": ShardFacts((0,), False, "reshape_view"),  # a view keeps the spec; copies are not sharded
+    "conv2d": ShardFacts((0,), False, "conv2d", same_shape_inputs=False),  # within conv_reads_height_sharded
     "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
     "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
     "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
@@ -64,6 +70,21 @@ HEIGHT_SHARDING: dict[str, ShardFacts] = {
 def reads_height_sharded(op: str, index: int) -> bool:
     facts = HEIGHT_SHARDING.get(op)
     return facts is not None and index in facts.inputs
+
+
+CONV_MAX_WEIGHT_ELEMENTS = 307200  # in_channels / groups * kh * kw * out_channels, largest accepted
+CONV_MAX_DEPTHWISE_CHANNELS = 144  # depthwise (groups = in_channels > 1) convolutions, largest accepted
+
+
+def conv_reads_height_sharded(attrs: dict) -> bool:
+    """conv2d with these attributes accepts a height-sharded input (bounds measured, module docstring)."""
+    kh, kw = attrs.get("kernel_size", (1, 1))
+    groups = max(1, int(attrs.get("groups", 1)))
+    channels = int(attrs.get("in_channels", 0))
+    weights = channels // groups * kh * kw * int(attrs.get("out_channels", 0))
+    if groups > 1 and channels > CONV_MAX_DEPTHWISE_CHANNELS:
+        return False
+    return 0 < weights <= CONV_MAX_WEIGHT_ELEMENTS
 
 
 def writes_height_sharded(op: str) -> bool:
@@ -90,19 +111,28 @@ def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
 
 def height_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int,
                         max_cores: Optional[int] = None) -> Optional[TTNNLayout]:
-    """The height-sharded L1 layout spreading the tensor's tile rows evenly over the most cores, or None.
+    """The height-sharded L1 layout spreading the tensor's tile rows over the most cores, or None.
 
-    Shards are whole tile rows (tt-metal: "Physical shard shape ... must be tile {32, 32} sized!") and the
-    rows divide evenly over the cores, so every core holds one full shard.
+    Shards are whole tile rows (tt-metal: "Physical shard shape ... must be tile {32, 32} sized!"): each of
+    n = ceil(rows / per_core) shards holds `per_core` rows, the last one possibly fewer (an uneven split),
+    on the smallest grid of one row of cores or whole rows that has at least n cores (cores past the last
+    shard hold nothing: "Number of shards along height must not exceed number of cores").
     """
     if not layout.is_tile:
         return None
     height, width = physical_2d(shape, layout)
     rows = height // TILE
-    limit = min(rows, max_cores or grid_x * grid_y, grid_x * grid_y)
-    for cores in range(limit, 0, -1):
-        grid = shard_grid(cores, grid_x, grid_y)
-        if rows % cores == 0 and grid is not None:
+    limit = min(max_cores or grid_x * grid_y, grid_x * grid_y)
+    for per_core in range(max(1, -(-rows // limit)), rows + 1):
+        n = -(-rows // per_core)
+        grid = (n, 1) if n <= grid_x else (grid_x, -(-n // grid_x))
+        if grid[1] <= grid_y and grid[0] * grid[1] <= limit:
             return layout.with_(buffer="l1", memory_layout=HEIGHT_SHARDED, grid=grid,
-                                shard=(rows // cores * TILE, width))
+                                shard=(per_core * TILE, width))
     return None
+
+
+def shard_count(shape: Sequence[int], layout: TTNNLayout) -> int:
+    """How many cores hold a shard of a height-sharded tensor (the last grid cores may hold none)."""
+    height, _ = physical_2d(shape, layout)
+    return -(-height // layout.shard[0])

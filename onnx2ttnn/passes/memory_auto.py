@@ -4,15 +4,23 @@
    the DRAM bytes it saves: its size times (its write + every read of it in the forward pass).  Buffers are
    taken by benefit per byte-per-bank per scheduled node, each only if the per-core L1 in use over its whole
    live range stays within the budget (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops'
-   circular buffers).  Outputs of ops that always write DRAM (conv2d) stay DRAM; weights stay DRAM unless
-   small (<= SMALL_WEIGHT_BYTES per bank) and read at least twice, and then they hold L1 for the whole program.
+   circular buffers, and CONV_SCRATCH_EXTRA more at convolutions).  Outputs of ops that always write DRAM
+   (conv2d) stay DRAM (but see 4.), and so do inputs of convs with kernels over 7x7; weights stay DRAM unless small (<= SMALL_WEIGHT_BYTES per bank) and read
+   at least twice, and then they hold L1 for the whole program.
 2. Sharding.  An L1 buffer without views whose producer writes and whose every reader reads height-sharded
    tensors (ir/placements.py, facts probed on real ttnn) becomes height-sharded over the most cores its tile
-   rows divide evenly on, when the cost model (ir/cost.py) gives its producer and readers less device time
-   that way and the larger per-bank reservation (a shard is reserved in every bank) still fits.
+   rows spread over (uneven splits allowed), when the cost model (ir/cost.py) gives those of its producer and
+   readers whose time it changes at least 2 % less device time in total, and the larger per-bank
+   reservation (a shard is reserved in every bank) still fits.
 3. Fragmentation.  The plan is replayed on a model of the real L1 allocator (top-down first fit, freed at
    the last use); a buffer that finds no contiguous block goes back to DRAM.
-No conversion (to_memory_config) is inserted: sharding is only chosen where no reader needs another layout.
+4. Conversions (plan_with_moves).  The output of an op that always writes DRAM (conv2d) is moved to L1 by a
+   `to_memory_config` right after it, which its readers then read (the DRAM original is freed right after the
+   move, passes/insert_deallocs.py).  Every candidate move is planned like any buffer (L1 interleaved or
+   height-sharded); it is kept only when the cost model says it pays: its readers read less DRAM than the
+   move costs (the move reads the tensor from DRAM once, each reader would have) or, DRAM traffic equal,
+   the modelled time of the move and its readers beats that of the readers reading DRAM by MOVE_GAIN.
+   Moves that do not pay, or whose output the plan leaves in DRAM, are removed and the rest replanned.
 """
 from __future__ import annotations
 
@@ -23,14 +31,25 @@ import numpy as np
 from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.cost import node_cost
 from onnx2ttnn.ir.device import DeviceSpec
-from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.graph import layout_of, set_layout, ttnn_node
 from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import Buffer
-from onnx2ttnn.ir.placements import HEIGHT_SHARDING, height_shard_layout, physical_2d, writes_height_sharded
+from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_reads_height_sharded, height_shard_layout, physical_2d,
+                                     writes_height_sharded)
 from onnx2ttnn.ir.ttnn_ops import op_info
 
 SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
-SHARD_GAIN = 0.98  # sharding must cut the modelled time of its producer and readers by at least 2 %
+SHARD_GAIN = 0.98  # sharding must cut the modelled time of the ops it changes (producer, readers) by 2 %
+MOVE_GAIN = 0.98  # a move that saves no DRAM bytes must cut the modelled time of it and its readers by 2 %
+MOVE = "to_memory_config"
+# conv2d's own L1 beyond OP_SCRATCH_RESERVE: ViT-B/16's patch conv (16x16/16, 3->768 at 224x224) allocates
+# an 892928 B/bank L1 buffer of its own on real ttnn (mock run); the planner keeps that free around convs
+CONV_SCRATCH_EXTRA = 640 * 1024
+CONV_OPS = ("conv2d", "conv_transpose2d")
+# a conv reading an L1 input takes the all-in-L1 path: measured on the mock, ResNet-50's 7x7/2 stem and every
+# 3x3 / 1x1 conv of ResNet-50 and MobileNetV2 fit; ViT-B/16's 16x16/16 patch conv does not (Out of Memory:
+# 892928 B/bank more).  Inputs of convs with larger kernels stay in DRAM (ttnn then slices them from DRAM).
+CONV_L1_INPUT_MAX_KERNEL_AREA = 49
 
 
 @dataclass
@@ -46,12 +65,114 @@ class Plan:
         return sum(1 for lay in self.layouts.values() if lay.memory_layout != "interleaved")
 
 
+def plan_with_moves(graph, device: DeviceSpec, budget: int) -> tuple[Plan, list[Buffer], int]:
+    """Insert the candidate moves out of DRAM, plan, drop the moves that do not pay, replan (section 4).
+
+    Returns the plan, the buffers it was made over and the number of moves kept."""
+    from onnx2ttnn.ir.liveness import buffers
+
+    moves = insert_moves(graph)
+    for _ in range(4):
+        bufs = buffers(graph)
+        plan = plan_auto(graph, bufs, device, budget)
+        losing = [m for m in moves if not _move_pays(m, graph, bufs, plan, device)]
+        if not losing:
+            return plan, bufs, len(moves)
+        for move in losing:
+            remove_move(graph, move)
+            moves.remove(move)
+    for move in moves:  # still changing after a few rounds: keep the plan honest, moves out
+        remove_move(graph, move)
+    bufs = buffers(graph)
+    return plan_auto(graph, bufs, device, budget), bufs, 0
+
+
+def insert_moves(graph) -> list:
+    """A to_memory_config after every DRAM-only output that a device op reads (not a graph output)."""
+    outputs = {id(t) for t in graph.outputs}
+    nodes, moves = [], []
+    for node in graph.nodes:
+        nodes.append(node)
+        if op_info(node.op).output_buffer != "dram":
+            continue
+        for out in node.outputs:
+            layout = layout_of(out)
+            readers = [c for c in out.outputs if c.op != "deallocate"]
+            if layout is None or not layout.on_device or not readers or id(out) in outputs:
+                continue
+            moved = type(out)(f"{out.name}_l1", dtype=out.dtype, shape=list(out.shape))
+            set_layout(moved, layout.with_(buffer="l1", memory_layout="interleaved"))
+            for consumer in readers:
+                for index, tensor in enumerate(consumer.inputs):
+                    if tensor is out:
+                        consumer.inputs[index] = moved
+            move = ttnn_node(MOVE, [out], [moved], node.attrs.get("_source", ""), _move=True)
+            nodes.append(move)
+            moves.append(move)
+    graph.nodes = nodes
+    return moves
+
+
+def remove_move(graph, move) -> None:
+    """Undo one inserted move: its readers read the DRAM original again."""
+    src, moved = move.inputs[0], move.outputs[0]
+    for consumer in list(moved.outputs):
+        for index, tensor in enumerate(consumer.inputs):
+            if tensor is moved:
+                consumer.inputs[index] = src
+    move.inputs.clear()
+    move.outputs.clear()
+    graph.nodes.remove(move)
+
+
+def _move_pays(move, graph, bufs: list[Buffer], plan: Plan, device: DeviceSpec) -> bool:
+    """The move's output is in L1 and the cost model says the move pays (module docstring, section 4)."""
+    moved = move.outputs[0]
+    buf = next((b for b in bufs if any(m is moved for m in b.members)), None)
+    if buf is None or id(buf.root) not in plan.layouts:
+        return False
+    placed = _placer(bufs, plan)
+    members = {id(m) for m in buf.members}
+
+    def in_dram(tensor):
+        layout = placed(tensor)
+        return layout.with_(buffer="dram", memory_layout="interleaved") if id(tensor) in members else layout
+
+    readers = _describe(buf, 0, device, {id(node) for node in graph.nodes}).reads
+    nodes = list({id(node): node for node, _ in readers}.values())
+    with_move = [node_cost(move, device, layouts=placed)] + [node_cost(n, device, layouts=placed) for n in nodes]
+    without = [node_cost(n, device, layouts=in_dram) for n in nodes]
+    dram_with = sum(c.dram_bytes for c in with_move)
+    dram_without = sum(c.dram_bytes for c in without)
+    if dram_with < dram_without:
+        return True
+    return dram_with == dram_without and (sum(c.time_s for c in with_move)
+                                          < MOVE_GAIN * sum(c.time_s for c in without))
+
+
+def _placer(bufs: list[Buffer], plan: Plan):
+    """The layout a tensor gets under the plan (what place-memory will write)."""
+    roots = {id(m): buf.root for buf in bufs for m in buf.members}
+
+    def placed(tensor):
+        layout = layout_of(tensor)
+        if layout is None or not layout.on_device:
+            return layout
+        root = roots.get(id(tensor))
+        chosen = plan.layouts.get(id(root)) if root is not None else None
+        if chosen is None:
+            return layout.with_(buffer="dram", memory_layout="interleaved")
+        return chosen if chosen.memory_layout != "interleaved" else layout.with_(buffer="l1", memory_layout="interleaved")
+    return placed
+
+
 def plan_auto(graph, bufs: list[Buffer], device: DeviceSpec, budget: int) -> Plan:
     last_index = len(graph.nodes) - 1
     scheduled = {id(node) for node in graph.nodes}
     info = [_describe(buf, last_index, device, scheduled) for buf in bufs]
     plan = Plan()
-    usage = np.zeros(len(graph.nodes) + 1, dtype=np.int64)
+    # per-core L1 in use at each node, starting from what the op itself needs beyond OP_SCRATCH_RESERVE
+    usage = np.array([CONV_SCRATCH_EXTRA if n.op in CONV_OPS else 0 for n in graph.nodes] + [0], dtype=np.int64)
     order = sorted((i for i in info if i.benefit > 0), key=lambda i: (-i.benefit / (i.size * i.span), i.first))
     for item in order:
         if usage[item.first:item.last + 1].max() + item.size <= budget:
@@ -95,8 +216,13 @@ def _describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) 
         benefit = nbytes * len(reads) if size <= SMALL_WEIGHT_BYTES and len(reads) >= 2 else 0
         first, last = 0, last_index
     else:
-        benefit = 0 if _dram_only(buf) else nbytes * (1 + len(reads))
+        benefit = 0 if _dram_only(buf) or any(_large_conv(node) for node, _ in reads) else nbytes * (1 + len(reads))
     return _Item(buf, first, last, l1, size, benefit, reads)
+
+
+def _large_conv(node) -> bool:
+    kh, kw = node.attrs.get("kernel_size", (1, 1)) if node.op in CONV_OPS else (1, 1)
+    return kh * kw > CONV_L1_INPUT_MAX_KERNEL_AREA
 
 
 def _dram_only(buf: Buffer) -> bool:
@@ -106,17 +232,7 @@ def _dram_only(buf: Buffer) -> bool:
 
 
 def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budget: int) -> None:
-    roots = {id(m): item.buf.root for item in info for m in item.buf.members}
-
-    def placed(tensor):
-        layout = layout_of(tensor)
-        if layout is None or not layout.on_device:
-            return layout
-        root = roots.get(id(tensor))
-        chosen = plan.layouts.get(id(root)) if root is not None else None
-        if chosen is None:
-            return layout.with_(buffer="dram", memory_layout="interleaved")
-        return chosen if chosen.memory_layout != "interleaved" else layout.with_(buffer="l1", memory_layout="interleaved")
+    placed = _placer([item.buf for item in info], plan)
 
     for item in info:
         if id(item.buf.root) not in plan.layouts or not _may_shard(item):
@@ -127,11 +243,12 @@ def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budg
         extra = _shard_bytes(sharded) - item.size
         if usage[item.first:item.last + 1].max() + extra > budget:
             continue
-        nodes = [item.buf.root.inputs[0]] + [node for node, _ in item.reads]
-        before = sum(node_cost(n, device, layouts=placed).time_s for n in nodes)
+        nodes = list({id(n): n for n in [item.buf.root.inputs[0]] + [node for node, _ in item.reads]}.values())
+        before = [node_cost(n, device, layouts=placed).time_s for n in nodes]
         plan.layouts[id(item.buf.root)] = sharded
-        after = sum(node_cost(n, device, layouts=placed).time_s for n in nodes)
-        if after < before * SHARD_GAIN:
+        after = [node_cost(n, device, layouts=placed).time_s for n in nodes]
+        changed = [(b, a) for b, a in zip(before, after) if a != b]  # ops whose modelled time sharding moves
+        if changed and sum(a for _, a in changed) < SHARD_GAIN * sum(b for b, _ in changed):
             usage[item.first:item.last + 1] += extra
             item.size += extra
         else:
@@ -149,6 +266,8 @@ def _may_shard(item: _Item) -> bool:
     for node, index in item.reads:
         facts = HEIGHT_SHARDING.get(node.op)
         if facts is None or index not in facts.inputs:
+            return False
+        if node.op == "conv2d" and not conv_reads_height_sharded(node.attrs):
             return False
         if facts.same_shape_inputs:
             out_layout = layout_of(node.outputs[0]) if node.outputs else None

@@ -8,7 +8,7 @@ interleaved when it fits beside the L1 buffers live at that point within the per
 Weights, and outputs of ops that always write DRAM (conv2d), stay in DRAM.  `auto` (passes/memory_auto.py):
 L1 by DRAM bytes saved under the same budget over the liveness schedule, height sharding where the op facts
 (ir/placements.py) allow it and the cost model (ir/cost.py) says it is faster, replayed on a model of the
-allocator.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`;
+allocator; outputs of ops that always write DRAM are moved to L1 (to_memory_config) where that pays.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`;
 after (auto, sharded): `y: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from onnx2ttnn.ir.layout import bytes_per_bank
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.passes.base import Pass, PassContext
-from onnx2ttnn.passes.memory_auto import plan_auto
+from onnx2ttnn.passes.memory_auto import plan_with_moves
 
 OP_SCRATCH_RESERVE = 320 * 1024  # bytes per core kept free for op circular buffers
 
@@ -28,10 +28,10 @@ class PlaceMemory(Pass):
     name = "place-memory"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        bufs = buffers(module.graph)
         if ctx.options.memory == "auto":
-            self._auto(module, bufs, ctx)
+            self._auto(module, ctx)
             return
+        bufs = buffers(module.graph)
         in_l1, peak = (self._greedy_l1(bufs, ctx) if ctx.options.memory == "l1" else (set(), 0))
         for buf in bufs:
             buffer = "l1" if id(buf.root) in in_l1 else "dram"
@@ -40,8 +40,9 @@ class PlaceMemory(Pass):
         module.notes[self.name] = {"l1_buffers": len(in_l1), "dram_buffers": len(bufs) - len(in_l1),
                                    "l1_peak_per_core": peak}
 
-    def _auto(self, module: Module, bufs, ctx: PassContext) -> None:
-        plan = plan_auto(module.graph, bufs, ctx.device, ctx.device.l1_budget_per_bank - OP_SCRATCH_RESERVE)
+    def _auto(self, module: Module, ctx: PassContext) -> None:
+        budget = ctx.device.l1_budget_per_bank - OP_SCRATCH_RESERVE
+        plan, bufs, moves = plan_with_moves(module.graph, ctx.device, budget)
         for buf in bufs:
             chosen = plan.layouts.get(id(buf.root))
             for tensor in buf.members:
@@ -55,7 +56,7 @@ class PlaceMemory(Pass):
                 set_layout(tensor, layout)
         module.notes[self.name] = {"l1_buffers": len(plan.layouts), "sharded_buffers": plan.sharded,
                                    "dram_buffers": len(bufs) - len(plan.layouts), "l1_peak_per_core": plan.peak,
-                                   "demoted_by_allocator": plan.demoted,
+                                   "demoted_by_allocator": plan.demoted, "moves_to_l1": moves,
                                    **program_cost(module.graph, ctx.device).summary()}
 
     @staticmethod

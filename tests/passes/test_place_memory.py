@@ -142,3 +142,49 @@ def test_auto_programs_match_onnxruntime(model, request):
     assert report.passed, report
     assert report.leaks == []
     assert report.peak_l1_per_core > 0
+
+
+def _conv_model(two_readers: bool, side=56, channels=32) -> onnx.ModelProto:
+    """Conv whose output is read by Relu and, with two_readers, also by an Add with the Relu's result."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((channels, channels, 1, 1)).astype(np.float32) * 0.2, "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1])]
+    if two_readers:
+        nodes += [helper.make_node("Sigmoid", ["c"], ["r"]), helper.make_node("Add", ["c", "r"], ["y"])]
+    else:
+        nodes += [helper.make_node("Sigmoid", ["c"], ["y"])]
+    shape = [1, channels, side, side]
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_auto_moves_a_conv_output_read_twice_to_l1_and_frees_the_dram_original():
+    module, _ = _plan(_conv_model(True))
+    nodes = module.graph.nodes
+    k = next(i for i, n in enumerate(nodes) if n.op == "to_memory_config")
+    conv = nodes[k].inputs[0].inputs[0]
+    assert conv.op == "conv2d" and all(n.op == "deallocate" for n in nodes[nodes.index(conv) + 1:k])
+    assert layout_of(nodes[k].inputs[0]).buffer == "dram" and layout_of(nodes[k].outputs[0]).buffer == "l1"
+    assert nodes[k + 1].op == "deallocate" and nodes[k + 1].inputs[0] is nodes[k].inputs[0]
+    readers = [n.op for n in nodes[k].outputs[0].outputs if n.op != "deallocate"]
+    assert sorted(readers) == ["add", "sigmoid"]
+    assert module.notes["place-memory"]["moves_to_l1"] == 1
+    dram = _plan(_conv_model(True), memory="dram")[0]
+    assert program_cost(module.graph, get_device("n150")).dram_bytes < program_cost(
+        dram.graph, get_device("n150")).dram_bytes
+
+
+def test_auto_drops_a_move_that_saves_no_dram_and_no_time():
+    # one reader: the move reads the conv output from DRAM once, as the reader would; the extra op costs time
+    module, _ = _plan(_conv_model(False))
+    assert not [n for n in module.graph.nodes if n.op == "to_memory_config"]
+    assert module.notes["place-memory"]["moves_to_l1"] == 0
+
+
+def test_auto_program_with_a_move_matches_onnxruntime(tmp_path):
+    path = tmp_path / "conv.onnx"
+    onnx.save(_conv_model(True), str(path))
+    report = verify(str(path), memory="auto")
+    assert report.passed, report
+    assert report.leaks == []

@@ -27,3 +27,33 @@ def test_bert_auto_program_is_sharded_and_runs_on_real_ttnn(ttnn_mock, bert_path
     report = ttnn_mock.run_program(program)
     assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"
     assert report["peak"]["l1_allocated_per_bank"] > 0
+
+
+def test_moves_and_uneven_shards_hold_on_real_ttnn(ttnn_mock, tmp_path):
+    # to_memory_config DRAM -> L1 / height-sharded on the planner's uneven grids, eltwise ops on them
+    proc = ttnn_mock._python("probes/probe_moves.py", ["--sample"], str(tmp_path))
+    lines = proc.stdout.splitlines()
+    assert [line for line in lines if line.startswith("moves:")], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert [line for line in lines if line.startswith("DISAGREE")] == []
+    assert sum(line.startswith("AGREE") for line in lines) == 18 and proc.returncode == 0
+
+
+def test_conv_reads_height_sharded_inputs_on_real_ttnn(ttnn_mock, tmp_path):
+    proc = ttnn_mock._python("probes/probe_conv_sharded.py", ["--sample"], str(tmp_path))
+    lines = proc.stdout.splitlines()
+    assert sum(line.startswith("AGREE") for line in lines) == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_auto_program_with_a_move_runs_on_real_ttnn(ttnn_mock, tmp_path):
+    import onnx
+
+    from tests.passes.test_place_memory import _conv_model
+
+    model = tmp_path / "conv.onnx"
+    onnx.save(_conv_model(True), str(model))
+    program = str(tmp_path / "model_ttnn.py")
+    conversion = onnx2ttnn.convert(str(model), program, memory="auto")
+    conversion.write(program)
+    assert "ttnn.to_memory_config(" in conversion.source
+    report = ttnn_mock.run_program(program)
+    assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"

@@ -129,6 +129,12 @@ for shape, cores in shapes:
             check(f"to_memory_config(DRAM -> HS) {tag}", lambda: ttnn.to_memory_config(xd, M), True, True)
             check(f"to_memory_config(HS -> L1) {tag}", lambda: ttnn.to_memory_config(x, L1), True, False)
             check(f"to_memory_config(HS -> DRAM) {tag}", lambda: ttnn.to_memory_config(x, DR), True, False)
+        elif form == "conv2d":  # bounds of conv_reads_height_sharded: probe_conv_sharded.py
+            side = math.isqrt(shape[-2]) if len(shape) == 4 and shape[:2] == (1, 1) else 0
+            if side * side == shape[-2] and side:
+                from probe_conv_helpers import conv
+                check(f"conv2d(HS) 1x1 -> DRAM {tag}", lambda: conv(d, x, shape[-1], shape[-1], 1, side, side, k=1,
+                                                                     padding=(0, 0), memory_config=DR), True, False)
         elif form == "to_torch":
             check(f"to_torch(HS) {tag}", lambda: ttnn.to_torch(x).shape)
         elif form == "deallocate":

@@ -1,0 +1,131 @@
+"""The placement report of a converted program: per-op table, totals, and per-core L1 / DRAM use over time.
+
+`placement_report(conversion)` reads only what the passes wrote: each node output's TTNNLayout (the
+planner's decision), the cost model (ir/cost.py) for modelled DRAM bytes and device time, and buffer
+liveness over the final schedule (ir/liveness.py, deallocations included) for the memory timeline.
+`onnx2ttnn report MODEL [--memory auto] [--png FILE]` prints `Report.text()` and, with --png, draws
+`Report.write_png` (matplotlib, imported only then).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.ir.cost import is_param_upload, node_cost, program_cost
+from onnx2ttnn.ir.device import DeviceSpec, get_device
+from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
+from onnx2ttnn.ir.liveness import buffers
+
+
+@dataclass
+class Row:
+    index: int
+    op: str
+    tensor: str
+    buffer: str
+    memory_layout: str
+    grid: str
+    shard: str
+    bytes_per_bank: int
+    dram_bytes: int
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    dram_bytes: int = 0
+    floor_bytes: int = 0
+    time_us: float = 0.0
+    sharded: int = 0
+    l1_per_core: list[int] = field(default_factory=list)  # per schedule index, bytes in the fullest bank
+    dram_live: list[int] = field(default_factory=list)  # per schedule index, bytes of live DRAM buffers
+    l1_budget: int = 0
+    memory: str = ""
+
+    def text(self) -> str:
+        head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
+               f"{'B/bank':>8} {'DRAM B':>10}"
+        lines = [head, "-" * len(head)]
+        for r in self.rows:
+            lines.append(f"{r.index:4d} {r.op[:18]:18} {r.tensor[:28]:28} {r.buffer:6} {r.memory_layout:15} "
+                         f"{r.grid:5} {r.shard:10} {r.bytes_per_bank:8d} {r.dram_bytes:10d}")
+        ratio = self.dram_bytes / self.floor_bytes if self.floor_bytes else 0.0
+        lines += ["", f"memory policy: {self.memory}",
+                  f"DRAM traffic: {self.dram_bytes / 1e6:.3f} MB per forward pass, floor {self.floor_bytes / 1e6:.3f} MB "
+                  f"({ratio:.2f}x the floor)",
+                  f"estimated device time: {self.time_us:.1f} us",
+                  f"sharded tensors: {self.sharded}",
+                  f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B"]
+        return "\n".join(lines)
+
+    def write_png(self, path: str) -> None:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as error:
+            raise ConversionError("--png needs matplotlib (pip install matplotlib)") from error
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+        steps = range(len(self.l1_per_core))
+        top.step(steps, [b / 1024 for b in self.l1_per_core], where="post", color="tab:blue")
+        top.axhline(self.l1_budget / 1024, color="tab:red", linestyle="--", label="L1 budget per core")
+        top.set_ylabel("L1 per core (KiB)")
+        top.legend(loc="upper right")
+        bottom.step(steps, [b / 1e6 for b in self.dram_live], where="post", color="tab:orange")
+        bottom.set_ylabel("live DRAM (MB)")
+        bottom.set_xlabel("schedule step (ttnn call)")
+        top.set_title(f"memory over the forward pass (--memory {self.memory})")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+
+def per_bank(tensor, layout: TTNNLayout, device: DeviceSpec) -> int:
+    """Bytes the tensor reserves in one bank of its buffer (a shard in every shard core for sharded)."""
+    if layout.memory_layout not in (None, "interleaved") and layout.shard:
+        h, w = layout.shard
+        return (h // TILE) * (w // TILE) * DTYPES[layout.dtype][2] if layout.is_tile else h * w * DTYPES[layout.dtype][1]
+    banks = device.cores if layout.buffer == "l1" else device.dram_banks
+    return bytes_per_bank(tensor.shape, layout, banks)
+
+
+def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
+    options = conversion.options
+    if not isinstance(device, DeviceSpec):
+        device = get_device(device or options.device)
+    graph = conversion.module.graph
+    cost = program_cost(graph, device)
+    report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
+                    memory=options.memory)
+    from onnx2ttnn.passes.place_memory import OP_SCRATCH_RESERVE
+
+    report.l1_budget = device.l1_budget_per_bank - OP_SCRATCH_RESERVE
+    for index, node in enumerate(graph.nodes):
+        if node.op == "deallocate" or is_param_upload(node):
+            continue
+        out = next((t for t in node.outputs if layout_of(t) is not None and layout_of(t).on_device), None)
+        dram = node_cost(node, device, index).dram_bytes
+        if out is None:
+            report.rows.append(Row(index, node.op, "", "host", "", "", "", 0, dram))
+            continue
+        lay = layout_of(out)
+        sharded = lay.memory_layout not in (None, "interleaved")
+        report.sharded += sharded
+        report.rows.append(Row(index, node.op, out.name, lay.buffer, lay.memory_layout or "",
+                               f"{lay.grid[0]}x{lay.grid[1]}" if sharded else "",
+                               f"{lay.shard[0]}x{lay.shard[1]}" if sharded else "",
+                               per_bank(out, lay, device), dram))
+    n = len(graph.nodes)
+    report.l1_per_core = [0] * n
+    report.dram_live = [0] * n
+    for buf in buffers(graph):
+        lay = layout_of(buf.root)
+        size = per_bank(buf.root, lay, device)
+        last = n - 1 if buf.is_param else buf.last
+        for step in range(buf.first, last + 1):
+            if lay.buffer == "l1":
+                report.l1_per_core[step] += size
+            else:
+                report.dram_live[step] += total_bytes(buf.root.shape, lay)
+    return report
