@@ -4,7 +4,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 import onnx2ttnn
@@ -42,7 +41,6 @@ def test_report_totals_are_the_cost_model_of_the_converted_program():
 
 
 def test_report_png_is_written(tmp_path):
-    pytest.importorskip("matplotlib")
     png = tmp_path / "mem.png"
     result = CliRunner().invoke(main, ["report", str(CNN), "--memory", "auto", "--png", str(png)])
     assert result.exit_code == 0, result.output
