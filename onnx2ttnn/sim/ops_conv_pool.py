@@ -2,7 +2,8 @@
 global_avg_pool2d.
 
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
-(TILE, DRAM interleaved unless memory_config says otherwise).  Host OIHW weights are "prepared" into a
+(TILE, DRAM interleaved unless memory_config says otherwise; from a DRAM input always TILE DRAM
+interleaved, as real ttnn's DRAM slicing path does).  Host OIHW weights are "prepared" into a
 device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; with
 return_weights_and_bias they are handed back and passing them on later calls works, as on the real library;
 without it they are freed when the call returns.  max/avg_pool2d take BFLOAT16 input only (the
@@ -159,6 +160,10 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
     out = apply_activation(out, parse_activation(op, config.activation, allow_string=False))
     oh, ow = out.shape[2], out.shape[3]
     layout = config.output_layout or Layout.TILE
+    if _in_dram(input_tensor) and slice_config is None:
+        # real ttnn takes its DRAM slicing path: TILE DRAM interleaved, whatever memory_config / output_layout
+        # say (docs/ttnn-facts.md section 4; a slice_config such as Conv2dL1FullSliceConfig lifts this)
+        memory_config, layout = DRAM_MEMORY_CONFIG, Layout.TILE
     mc = output_config(op, memory_config, None, (1, 1, batch_size * oh * ow, out_channels), layout,
                        default=DRAM_MEMORY_CONFIG)
     result = device_result(op, _flat_nhwc(out), dtype or input_tensor._dtype, layout, device, mc)
@@ -174,6 +179,11 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
     if return_weights_and_bias:
         return result, (prepared_w, prepared_b)
     return result
+
+
+def _in_dram(tensor: Tensor) -> bool:
+    """The tensor is on a device, in a DRAM buffer."""
+    return tensor._device is not None and tensor.memory_config().buffer_type == BufferType.DRAM
 
 
 def _pool_output_config(op: str, memory_config, device, rows: int, channels: int, layout: Layout):

@@ -12,12 +12,13 @@ def bf16(x):
     return x.to(torch.bfloat16).float()
 
 
-def nhwc_input(ttnn, device, x_nchw, flat=False, layout=None):
+def nhwc_input(ttnn, device, x_nchw, flat=False, layout=None, memory_config=None):
     n, c, h, w = x_nchw.shape
     nhwc = x_nchw.permute(0, 2, 3, 1)
     if flat:
         nhwc = nhwc.reshape(1, 1, n * h * w, c)
-    return ttnn.from_torch(nhwc, dtype=ttnn.bfloat16, layout=layout or ttnn.ROW_MAJOR_LAYOUT, device=device)
+    return ttnn.from_torch(nhwc, dtype=ttnn.bfloat16, layout=layout or ttnn.ROW_MAJOR_LAYOUT, device=device,
+                           memory_config=memory_config)
 
 
 def to_nchw(ttnn, t, n, oh, ow):
@@ -27,7 +28,8 @@ def to_nchw(ttnn, t, n, oh, ow):
 
 def conv(ttnn, device, x, w, b=None, **kw):
     n, c, h, width = x.shape
-    return ttnn.conv2d(input_tensor=nhwc_input(ttnn, device, x, flat=kw.pop("flat", False)),
+    return ttnn.conv2d(input_tensor=nhwc_input(ttnn, device, x, flat=kw.pop("flat", False),
+                                               memory_config=kw.pop("input_memory_config", None)),
                        weight_tensor=ttnn.from_torch(w, dtype=ttnn.float32),
                        bias_tensor=None if b is None else ttnn.from_torch(b.reshape(1, 1, 1, -1), dtype=ttnn.float32),
                        in_channels=c, out_channels=w.shape[0], device=device, batch_size=n, input_height=h,
@@ -77,7 +79,8 @@ def test_conv2d_flat_input_four_padding_groups_dilation(ttnn, device):
 def test_conv2d_fused_activation_and_memory_config(ttnn, device):
     x, w = torch.randn(1, 4, 8, 8), torch.randn(8, 4, 1, 1)
     cfg = ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat16, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU))
-    out = conv(ttnn, device, x, w, kernel_size=(1, 1), conv_config=cfg, memory_config=ttnn.L1_MEMORY_CONFIG)
+    out = conv(ttnn, device, x, w, kernel_size=(1, 1), conv_config=cfg, memory_config=ttnn.L1_MEMORY_CONFIG,
+               input_memory_config=ttnn.L1_MEMORY_CONFIG)
     assert out.memory_config() == ttnn.L1_MEMORY_CONFIG
     got = to_nchw(ttnn, out, 1, 8, 8)
     assert got.min() >= 0 and torch.allclose(got, torch.relu(F.conv2d(bf16(x), bf16(w))), rtol=2 ** -7, atol=1e-2)
@@ -87,6 +90,15 @@ def test_conv2d_fused_activation_and_memory_config(ttnn, device):
     assert to_nchw(ttnn, conv(ttnn, device, x * 10, w, kernel_size=(1, 1), conv_config=relu6), 1, 8, 8).max() <= 6
     with pytest.raises(TypeError, match="UnaryWithParam"):
         ttnn.Conv2dConfig(activation="relu")
+
+
+def test_conv2d_from_a_dram_input_writes_tile_dram_whatever_memory_config_says(ttnn, device):
+    """Real ttnn's DRAM slicing path (docs/ttnn-facts.md section 4): L1 memory_config and a ROW_MAJOR output
+    layout are ignored for a DRAM input."""
+    x, w = torch.randn(1, 4, 8, 8), torch.randn(8, 4, 1, 1)
+    cfg = ttnn.Conv2dConfig(output_layout=ttnn.ROW_MAJOR_LAYOUT)
+    out = conv(ttnn, device, x, w, kernel_size=(1, 1), conv_config=cfg, memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert out.memory_config() == ttnn.DRAM_MEMORY_CONFIG and out.layout == ttnn.TILE_LAYOUT
 
 
 def test_conv2d_validates_shapes(ttnn, device):
