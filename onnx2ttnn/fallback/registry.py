@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import onnx
+from onnx2ttnn.lowering.registry import add_versioned, select_versioned
 
 _PACKAGE = __name__.rsplit(".", 1)[0]
 
@@ -36,12 +36,9 @@ def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", not
     (which returns `results` tensors)."""
 
     def wrap(fn: Callable) -> Callable:
-        rules = _RULES.setdefault((domain, op_type), [])
-        if any(r.since == since for r in rules):
-            raise ValueError(f"duplicate host fallback for {domain or 'ai.onnx'}::{op_type} since {since}")
         family = fn.__module__.rsplit(".", 1)[-1]
-        rules.append(FallbackRule(domain, op_type, since, helper, family, fn, note, results))
-        rules.sort(key=lambda r: r.since)
+        add_versioned(_RULES, FallbackRule(domain, op_type, since, helper, family, fn, note, results),
+                      "host fallback")
         return fn
 
     return wrap
@@ -49,17 +46,7 @@ def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", not
 
 def lookup_fallback(domain: str, op_type: str, opset: int) -> Optional[FallbackRule]:
     """The fallback for this op at this opset, or None when there is none."""
-    rules = _RULES.get((domain, op_type))
-    if not rules:
-        return None
-    version = opset
-    if domain in ("", "ai.onnx"):
-        try:
-            version = onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain="").since_version
-        except onnx.defs.SchemaError:
-            return None
-    candidates = [r for r in rules if r.since <= version]
-    return candidates[-1] if candidates else None
+    return select_versioned(_RULES, domain, op_type, opset)
 
 
 def all_fallbacks() -> list[FallbackRule]:

@@ -31,19 +31,24 @@ def register(op_type: str, since: int = 1, *, domain: str = "", ttnn: tuple[str,
     """Decorator: `fn(ctx, node)` lowers ONNX `op_type` from opset `since` on."""
 
     def wrap(fn: Callable) -> Callable:
-        rules = _RULES.setdefault((domain, op_type), [])
-        if any(r.since == since for r in rules):
-            raise ValueError(f"duplicate lowering rule for {domain or 'ai.onnx'}::{op_type} since {since}")
-        rules.append(Rule(domain, op_type, since, fn, tuple(ttnn), note))
-        rules.sort(key=lambda r: r.since)
+        add_versioned(_RULES, Rule(domain, op_type, since, fn, tuple(ttnn), note), "lowering rule")
         return fn
 
     return wrap
 
 
-def lookup(domain: str, op_type: str, opset: int) -> Optional[Rule]:
-    """The rule for this op at this opset, or None when there is none."""
-    rules = _RULES.get((domain, op_type))
+def add_versioned(table: dict, rule, what: str) -> None:
+    """File `rule` (with .domain, .op_type, .since) under its op in `table`, kept sorted by since-version."""
+    rules = table.setdefault((rule.domain, rule.op_type), [])
+    if any(r.since == rule.since for r in rules):
+        raise ValueError(f"duplicate {what} for {rule.domain or 'ai.onnx'}::{rule.op_type} since {rule.since}")
+    rules.append(rule)
+    rules.sort(key=lambda r: r.since)
+
+
+def select_versioned(table: dict, domain: str, op_type: str, opset: int):
+    """The newest rule in `table` for this op not newer than the schema version serving `opset`, or None."""
+    rules = table.get((domain, op_type))
     if not rules:
         return None
     version = opset
@@ -54,6 +59,11 @@ def lookup(domain: str, op_type: str, opset: int) -> Optional[Rule]:
             return None
     candidates = [r for r in rules if r.since <= version]
     return candidates[-1] if candidates else None
+
+
+def lookup(domain: str, op_type: str, opset: int) -> Optional[Rule]:
+    """The rule for this op at this opset, or None when there is none."""
+    return select_versioned(_RULES, domain, op_type, opset)
 
 
 def all_rules() -> list[Rule]:
