@@ -8,6 +8,20 @@ import time
 import torch
 import ttnn
 
+
+def converter_ir_on_path():
+    """Make `onnx2ttnn.ir.layout` / `onnx2ttnn.ir.placements` importable here. The mock venv has ttnn but
+    not the converter's dependencies, so the packages are stubbed instead of running their __init__."""
+    import types
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "onnx2ttnn")
+    for name, path in (("onnx2ttnn", root), ("onnx2ttnn.ir", os.path.join(root, "ir"))):
+        if name not in sys.modules:
+            pkg = types.ModuleType(name)
+            pkg.__path__ = [path]
+            sys.modules[name] = pkg
+
+
 DR, L1 = ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG
 TILE, RM = ttnn.TILE_LAYOUT, ttnn.ROW_MAJOR_LAYOUT
 

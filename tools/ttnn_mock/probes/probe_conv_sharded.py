@@ -9,16 +9,11 @@ Prints AGREE/DISAGREE per call and `conv_sharded: N agree, M disagree`.
 """
 import os
 import sys
-import types
 
 from _common import *
 from probe_conv_helpers import conv
 
-_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "onnx2ttnn")
-for _name, _path in (("onnx2ttnn", _ROOT), ("onnx2ttnn.ir", os.path.join(_ROOT, "ir"))):
-    _pkg = types.ModuleType(_name)
-    _pkg.__path__ = [_path]
-    sys.modules[_name] = _pkg
+converter_ir_on_path()
 from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
 from onnx2ttnn.ir.placements import height_shard_layout  # noqa: E402
 

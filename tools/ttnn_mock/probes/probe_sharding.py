@@ -12,17 +12,10 @@ interleaved L1 output; for layer_norm also checks that a height-sharded input is
 import math
 import os
 import sys
-import types
 
 from _common import *
 
-# The mock venv has ttnn but not the converter's dependencies: load onnx2ttnn.ir.placements (stdlib-only,
-# like ir/layout.py) without running the package's __init__.
-_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "onnx2ttnn")
-for _name, _path in (("onnx2ttnn", _ROOT), ("onnx2ttnn.ir", os.path.join(_ROOT, "ir"))):
-    _pkg = types.ModuleType(_name)
-    _pkg.__path__ = [_path]
-    sys.modules[_name] = _pkg
+converter_ir_on_path()
 from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
 from onnx2ttnn.ir.placements import HEIGHT_SHARDING, height_shard_layout  # noqa: E402
 
