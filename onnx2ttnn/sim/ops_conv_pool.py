@@ -143,13 +143,8 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
     if device is None or not getattr(device, "is_open", False):
         raise RuntimeError(f"TT_FATAL: {op}: an open device is required")
     config = conv_config or Conv2dConfig()
-    kh, kw = _pair(op, "kernel_size", kernel_size)
-    sh, sw = _pair(op, "stride", stride)
-    dh, dw = _pair(op, "dilation", dilation)
-    top, bottom, left, right = _padding(op, padding)
-    if groups < 1 or in_channels % groups or out_channels % groups:
-        raise RuntimeError(f"TT_FATAL: {op}: groups={groups} must divide in_channels={in_channels} and "
-                           f"out_channels={out_channels}")
+    (kh, kw), (sh, sw), (dh, dw), (top, bottom, left, right) = _conv_geometry(
+        op, kernel_size, stride, dilation, padding, groups, in_channels, out_channels)
     x = _nchw(op, input_tensor, batch_size, input_height, input_width, in_channels)
     wdtype = config.weights_dtype or weight_tensor._dtype  # real: a float32 host weight is prepared as FLOAT32
     weight, prepared_w = _prepared_weight(op, weight_tensor, device, out_channels, in_channels // groups, kh, kw,
@@ -179,6 +174,16 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
     if return_weights_and_bias:
         return result, (prepared_w, prepared_b)
     return result
+
+
+def _conv_geometry(op: str, kernel_size, stride, dilation, padding, groups: int, in_channels: int,
+                   out_channels: int):
+    """(kernel, stride, dilation) pairs and (top, bottom, left, right) padding, with the groups check."""
+    if groups < 1 or in_channels % groups or out_channels % groups:
+        raise RuntimeError(f"TT_FATAL: {op}: groups={groups} must divide in_channels={in_channels} and "
+                           f"out_channels={out_channels}")
+    return (_pair(op, "kernel_size", kernel_size), _pair(op, "stride", stride), _pair(op, "dilation", dilation),
+            _padding(op, padding))
 
 
 def _in_dram(tensor: Tensor) -> bool:
@@ -303,14 +308,9 @@ def conv_transpose2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_
     if return_weights_and_bias:
         raise NotImplementedError(f"{op}: the simulator does not model returning prepared weights")
     config = conv_config or Conv2dConfig()
-    kh, kw = _pair(op, "kernel_size", kernel_size)
-    sh, sw = _pair(op, "stride", stride)
-    dh, dw = _pair(op, "dilation", dilation)
+    (kh, kw), (sh, sw), (dh, dw), (top, bottom, left, right) = _conv_geometry(
+        op, kernel_size, stride, dilation, padding, groups, in_channels, out_channels)
     oph, opw = _pair(op, "output_padding", output_padding)
-    top, bottom, left, right = _padding(op, padding)
-    if groups < 1 or in_channels % groups or out_channels % groups:
-        raise RuntimeError(f"TT_FATAL: {op}: groups={groups} must divide in_channels={in_channels} and "
-                           f"out_channels={out_channels}")
     expect = [in_channels, out_channels // groups, kh, kw]
     if list(weight_tensor._data.shape) != expect:
         raise RuntimeError(f"TT_FATAL: {op}: weight_tensor shape {list(weight_tensor._data.shape)} must be "
