@@ -41,6 +41,17 @@ def constant(tensor: gs.Tensor) -> Optional[np.ndarray]:
     return np.asarray(tensor.values) if isinstance(tensor, gs.Constant) else None
 
 
+def scalar(tensor: gs.Tensor) -> Optional[float]:
+    """The value of a one-element constant, or None."""
+    c = constant(tensor)
+    return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
+
+
+def other_input(node: gs.Node, tensor: gs.Tensor) -> gs.Tensor:
+    """The input of a two-input node that is not `tensor`."""
+    return node.inputs[1] if node.inputs[0] is tensor else node.inputs[0]
+
+
 def is_op(node: Optional[gs.Node], op: str) -> bool:
     return is_onnx_op(node, op)
 

@@ -5,35 +5,26 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, constant, is_op, producer, replace_outputs, \
-    single_consumer
-
-
-def _scalar(tensor: gs.Tensor):
-    c = constant(tensor)
-    return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
-
-
-def _other(node: gs.Node, tensor: gs.Tensor) -> gs.Tensor:
-    return node.inputs[1] if node.inputs[0] is tensor else node.inputs[0]
+from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, is_op, other_input, producer, \
+    replace_outputs, scalar, single_consumer
 
 
 def _is_half_of(node, x) -> bool:
     """node computes x * 0.5 (or 0.5 * x)."""
-    return is_op(node, "Mul") and x in node.inputs and _scalar(_other(node, x)) == 0.5
+    return is_op(node, "Mul") and x in node.inputs and scalar(other_input(node, x)) == 0.5
 
 
 def _erf_input(erf: gs.Node):
     """x when the Erf reads x / sqrt(2) or x * (1 / sqrt(2)), with the scaling node."""
     scaled = producer(erf.inputs[0])
-    if is_op(scaled, "Div") and _scalar(scaled.inputs[1]) is not None and \
-            math.isclose(_scalar(scaled.inputs[1]), math.sqrt(2), rel_tol=1e-3):
+    if is_op(scaled, "Div") and scalar(scaled.inputs[1]) is not None and \
+            math.isclose(scalar(scaled.inputs[1]), math.sqrt(2), rel_tol=1e-3):
         return scaled.inputs[0], scaled
     if is_op(scaled, "Mul"):
         for t in scaled.inputs:
-            s = _scalar(t)
+            s = scalar(t)
             if s is not None and math.isclose(s, 1 / math.sqrt(2), rel_tol=1e-3):
-                return _other(scaled, t), scaled
+                return other_input(scaled, t), scaled
     return None, None
 
 
@@ -42,12 +33,12 @@ def match(erf: gs.Node):
     if x is None:
         return None
     add = single_consumer(erf.outputs[0])
-    if not is_op(add, "Add") or _scalar(_other(add, erf.outputs[0])) != 1.0:
+    if not is_op(add, "Add") or scalar(other_input(add, erf.outputs[0])) != 1.0:
         return "Erf is not followed by + 1"
     first = single_consumer(add.outputs[0])
     if not is_op(first, "Mul"):
         return "1 + erf(.) is not multiplied"
-    other = _other(first, add.outputs[0])
+    other = other_input(first, add.outputs[0])
     nodes = [erf, add, first]
     if _is_half_of(producer(other), x) and len(other.outputs) == 1:  # (x * 0.5) * (1 + erf)
         nodes.append(producer(other))
@@ -56,8 +47,8 @@ def match(erf: gs.Node):
         second = single_consumer(first.outputs[0])
         if not is_op(second, "Mul"):
             return "only one factor multiplies 1 + erf(.)"
-        rest = _other(second, first.outputs[0])
-        if not ((other is x and _scalar(rest) == 0.5) or (_scalar(other) == 0.5 and rest is x)):
+        rest = other_input(second, first.outputs[0])
+        if not ((other is x and scalar(rest) == 0.5) or (scalar(other) == 0.5 and rest is x)):
             return "the factors are not x and 0.5"
         nodes.append(second)
         last = second

@@ -10,17 +10,8 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, constant, is_op, producer, replace_outputs, \
-    single_consumer
-
-
-def _scalar(tensor: gs.Tensor):
-    c = constant(tensor)
-    return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
-
-
-def _other(node: gs.Node, tensor: gs.Tensor) -> gs.Tensor:
-    return node.inputs[1] if node.inputs[0] is tensor else node.inputs[0]
+from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, constant, is_op, other_input, producer, \
+    replace_outputs, scalar, single_consumer
 
 
 def _mean_over_last_axis(node: gs.Node, rank: int) -> bool:
@@ -39,36 +30,36 @@ def _inverse_sqrt(node: gs.Node):
         return None, []
     inv = single_consumer(node.outputs[0])
     if is_op(inv, "Reciprocal") or (is_op(inv, "Div") and inv.inputs[1] is node.outputs[0]
-                                    and _scalar(inv.inputs[0]) == 1.0):
+                                    and scalar(inv.inputs[0]) == 1.0):
         return inv, [node, inv]
     return None, []
 
 
 def match(pow_node: gs.Node):
     x = pow_node.inputs[0]
-    if _scalar(pow_node.inputs[1]) != 2.0 or x.shape is None:
+    if scalar(pow_node.inputs[1]) != 2.0 or x.shape is None:
         return None
     mean = single_consumer(pow_node.outputs[0])
     if not is_op(mean, "ReduceMean") or not _mean_over_last_axis(mean, len(x.shape)):
         return "x^2 is not averaged over the last axis with keepdims"
     add = single_consumer(mean.outputs[0])
-    eps = _scalar(_other(add, mean.outputs[0])) if is_op(add, "Add") else None
+    eps = scalar(other_input(add, mean.outputs[0])) if is_op(add, "Add") else None
     if eps is None:
         return "the mean square gets no scalar epsilon"
     inv, inv_nodes = _inverse_sqrt(single_consumer(add.outputs[0]))
     if inv is None:
         return "no 1/sqrt of the mean square"
     scale = single_consumer(inv.outputs[0])
-    if not is_op(scale, "Mul") or _other(scale, inv.outputs[0]) is not x:
+    if not is_op(scale, "Mul") or other_input(scale, inv.outputs[0]) is not x:
         return "1/sqrt(.) does not multiply x"
     if any(len(n.outputs[0].outputs) != 1 for n in [pow_node, mean, add] + inv_nodes):
         return "an intermediate has other readers"
     nodes, last, weight = [pow_node, mean, add, *inv_nodes, scale], scale, None
     after = single_consumer(scale.outputs[0])
     if is_op(after, "Mul"):
-        w = constant(_other(after, scale.outputs[0]))
+        w = constant(other_input(after, scale.outputs[0]))
         if w is not None and w.ndim >= 1 and w.shape[-1] == x.shape[-1] and w.size == x.shape[-1]:
-            weight, last = _other(after, scale.outputs[0]), after
+            weight, last = other_input(after, scale.outputs[0]), after
             nodes.append(after)
     return Match(pow_node, nodes, {"x": x, "eps": eps, "weight": weight, "out": last.outputs[0]})
 
