@@ -22,6 +22,19 @@ def converter_ir_on_path():
             sys.modules[name] = pkg
 
 
+def planner_height_sharded(shape, grid_x=8, grid_y=8):
+    """(TTNNLayout, ttnn.MemoryConfig) of the auto planner's height-sharded layout for `shape`
+    (ir/placements.py height_shard_layout); needs converter_ir_on_path() first."""
+    from onnx2ttnn.ir.layout import TTNNLayout
+    from onnx2ttnn.ir.placements import height_shard_layout
+
+    layout = height_shard_layout(shape, TTNNLayout(), grid_x, grid_y)
+    gx, gy = layout.grid
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
+    return layout, ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+                                     ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
+
+
 DR, L1 = ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG
 TILE, RM = ttnn.TILE_LAYOUT, ttnn.ROW_MAJOR_LAYOUT
 

@@ -14,8 +14,6 @@ from _common import *
 from probe_conv_helpers import conv
 
 converter_ir_on_path()
-from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
-from onnx2ttnn.ir.placements import height_shard_layout  # noqa: E402
 
 # (H, W, C, OC, k, stride, groups)
 CASES = [(28, 28, 32, 192, 1, 1, 1), (56, 56, 24, 144, 1, 1, 1), (14, 14, 64, 384, 1, 1, 1),
@@ -31,18 +29,10 @@ if "--sample" in sys.argv:
 agree = disagree = 0
 
 
-def memory_config(shape):
-    layout = height_shard_layout(shape, TTNNLayout(), 8, 8)
-    gx, gy = layout.grid
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    return layout, ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
-                                     ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
-
-
 d = open_dev()
 for H, W, C, OC, k, s, g in CASES:
     shape = (1, 1, H * W, C)
-    layout, M = memory_config(shape)
+    layout, M = planner_height_sharded(shape)
     x = ttnn.to_memory_config(dev(d, shape, mc=DR), M)
     tag = (f"{k}x{k}/{s} g={g} {C}->{OC} {H}x{W} in {layout.grid[0]}x{layout.grid[1]} "
            f"shard={layout.shard[0]}x{layout.shard[1]}")

@@ -15,22 +15,12 @@ import torch
 from _common import *
 
 converter_ir_on_path()
-from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
-from onnx2ttnn.ir.placements import height_shard_layout  # noqa: E402
 
 SHAPES = [(1, 1, 12544, 64), (1, 1, 3136, 256), (1, 1, 3136, 24), (1, 1, 784, 32), (1, 1, 784, 512),
           (1, 1, 196, 1024), (1, 1, 49, 2048), (1, 1, 196, 64)]
 if "--sample" in sys.argv:
     SHAPES = SHAPES[2:4]
 agree = disagree = 0
-
-
-def memory_config(shape):
-    layout = height_shard_layout(shape, TTNNLayout(), 8, 8)
-    gx, gy = layout.grid
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    return layout, ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
-                                     ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
 
 
 def check(name, fn, expect_sharded, reference=None):
@@ -52,7 +42,7 @@ def check(name, fn, expect_sharded, reference=None):
 
 d = open_dev()
 for shape in SHAPES:
-    layout, M = memory_config(shape)
+    layout, M = planner_height_sharded(shape)
     tag = f"{list(shape)} {layout.grid[0]}x{layout.grid[1]} shard={layout.shard[0]}x{layout.shard[1]}"
     xd, xi = dev(d, shape, mc=DR), dev(d, shape, mc=L1)
     check(f"to_memory_config(DRAM -> L1) {tag}", lambda: ttnn.to_memory_config(xd, L1), False, xd)
