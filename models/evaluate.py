@@ -51,7 +51,7 @@ def _count_nodes(path: str) -> int:
     return len(onnx.load(path, load_external_data=False).graph.node)
 
 
-def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", memory: str = "dram",
+def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", memory: str = "auto",
              mock=None, workdir: Optional[str] = None) -> ZooResult:
     """The result of one model; `mock` (tests.real_ttnn.mock.TTNNMock) also runs it on real ttnn."""
     import onnx2ttnn

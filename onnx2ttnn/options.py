@@ -12,9 +12,10 @@ class Options:
     """Everything that changes what `convert` produces."""
 
     device: str = field(default="n150", metadata={"help": "target device: n150, n300 or p150"})
-    memory: str = field(default="dram", metadata={"help": "placement policy: dram (all DRAM interleaved) "
-                                                          "l1 (L1 interleaved where it fits) or auto (L1 and "
-                                                          "height sharding chosen by the cost model)"})
+    memory: str = field(default="auto", metadata={"help": "placement policy: auto (L1 and height sharding "
+                                                          "chosen by the cost model, the default), dram (all "
+                                                          "DRAM interleaved) or l1 (L1 interleaved where it "
+                                                          "fits)"})
     dtype: str = field(default="bf16", metadata={"help": "compute dtype of float tensors: bf16 or fp32"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})

@@ -5,19 +5,28 @@ tools/ttnn_mock/probes/probe_sharding.py reads this table, calls each op in the 
 tensors of several shapes ([1,1,256,64] on 8 cores, [1,16,64] on 1, [1,4,16,16] on 4, [1,1,2048,64] on 64,
 [1,1,512,96] on 16), and prints whether the library agrees (results/sharding.txt);
 tests/real_ttnn/test_placements.py reruns a sample.  Facts it established, in short:
-- unary and binary eltwise ops, `where` and `typecast` read height-sharded inputs (a binary op's other operand
+- unary and binary eltwise ops and `where` read height-sharded inputs (a binary op's other operand
   may be interleaved L1 or DRAM, or a broadcast row) and write a height-sharded output from any input
   placement, the output's shard spec given as memory_config;
 - softmax reads and writes height-sharded; layer_norm writes height-sharded but refuses such an input
   ("Height sharded inputs are not supported.");
+- typecast converts a height-sharded input only into a height-sharded output and an interleaved one only
+  into an interleaved one (zoo RoBERTa on the mock), so it is kept interleaved;
 - matmul/linear read a height-sharded input_tensor_a (not b: "Input B memory layout must be INTERLEAVED")
-  into an interleaved output; a sharded output from an interleaved input depends on the batch shape
+  into an interleaved output, against a batched b only in whole batches per shard
+  (matmul_reads_height_sharded); a sharded output from an interleaved input depends on the batch shape
   ("Number of shards along height 4 must not exceed number of cores 1"), so it is not used;
 - conv2d reads a height-sharded input_tensor in the planner's layout (uneven splits too) and writes DRAM
   as asked, while its circular buffers fit: refused ("Statically allocated circular buffers ... beyond max
   L1 size") for 1x1 2048->512, 1024->512 and 320->1280, 3x3 512->512, depthwise 3x3 over 960 channels;
   accepted up to 960->320 (307200 weight elements) and depthwise over 144 channels
   (probe_conv_sharded.py, results/conv_sharded.txt), hence conv_reads_height_sharded's bounds;
+- conv2d writes L1, interleaved or height-sharded in the planner's layout, from an interleaved DRAM or L1
+  input, when called with slice_config=Conv2dL1FullSliceConfig (its all-in-L1 path; without it a DRAM input
+  takes the DRAM slicing path and writes DRAM whatever memory_config says): accepted for ResNet-50's 7x7/2
+  stem, 1x1 and 3x3 convs and MobileNetV2's depthwise convs up to 960 channels and its 1x1 320->1280
+  (probe_conv_l1_out.py, results/conv_l1_out.txt).  Kernels over 7x7 stay on the DRAM path: ViT-B/16's
+  16x16/16 patch conv runs out of L1 on the all-in-L1 path (conv_all_in_l1);
 - reshape to the same 2-D shape is a view that keeps the shard spec; permute reads a sharded input into an
   interleaved output; to_memory_config converts both ways; to_torch and deallocate take sharded tensors.
 Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cores or whole rows.
@@ -29,6 +38,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape
+from onnx2ttnn.ir.ttnn_ops import op_info
 
 HEIGHT_SHARDED = "height_sharded"
 
@@ -52,14 +62,17 @@ HEIGHT_SHARDING: dict[str, ShardFacts] = {
     **{op: ShardFacts((0,), True, "unary") for op in UNARY},
     **{op: ShardFacts((0, 1), True, "binary") for op in BINARY},
     "where": ShardFacts((0, 1, 2), True, "where"),
-    "typecast": ShardFacts((0,), True, "typecast"),
+    # input and output memory layouts must match ("Typecast operation requires Input and Output memory layout
+    # to match"), a coupling this table cannot state: typecast neither reads nor writes height-sharded here
+    "typecast": ShardFacts((), False, "typecast"),
     "softmax": ShardFacts((0,), True, "softmax"),
     "layer_norm": ShardFacts((), True, "layer_norm"),
     "matmul": ShardFacts((0,), False, "matmul", same_shape_inputs=False),
     "linear": ShardFacts((0,), False, "linear", same_shape_inputs=False),
     "permute": ShardFacts((0,), False, "permute", same_shape_inputs=False),
     "reshape": ShardFacts((0,), False, "reshape_view"),  # a view keeps the spec; copies are not sharded
-    "conv2d": ShardFacts((0,), False, "conv2d", same_shape_inputs=False),  # within conv_reads_height_sharded
+    # reads within conv_reads_height_sharded; writes on its all-in-L1 path (conv_all_in_l1)
+    "conv2d": ShardFacts((0,), True, "conv2d", same_shape_inputs=False),
     "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
     "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
     "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
@@ -85,6 +98,40 @@ def conv_reads_height_sharded(attrs: dict) -> bool:
     if groups > 1 and channels > CONV_MAX_DEPTHWISE_CHANNELS:
         return False
     return 0 < weights <= CONV_MAX_WEIGHT_ELEMENTS
+
+
+CONV_L1_MAX_KERNEL_AREA = 49  # kh * kw of the largest kernel measured on conv2d's all-in-L1 path (7x7)
+
+
+def conv_all_in_l1(attrs: dict) -> bool:
+    """conv2d with these attributes may read and write L1 (module docstring): its kernel is at most 7x7."""
+    kh, kw = attrs.get("kernel_size", (1, 1))
+    return kh * kw <= CONV_L1_MAX_KERNEL_AREA
+
+
+def writes_dram_only(node) -> bool:
+    """The ttnn call always writes its output to DRAM: its op does (ir/ttnn_ops.py output_buffer), or it is a
+    conv2d kept off the all-in-L1 path."""
+    if node.op == "conv2d":
+        return not conv_all_in_l1(node.attrs)
+    return op_info(node.op).output_buffer == "dram"
+
+
+def matmul_reads_height_sharded(shape: Sequence[int], layout: TTNNLayout, b_batched: bool = False) -> bool:
+    """matmul / linear accept input_tensor_a of this shape in this height-sharded layout.
+
+    Against an unbatched B (a weight) every planner layout is accepted, uneven grids included.  Against a
+    batched B (attention's activations) ttnn's batched program asks that shards hold whole batches' rows
+    ("per_core_M, 2, must divide M, 3"), that the rows of several batches not share a shard
+    ("out_subblock_h (2) needs to divide M (3)") and that its output blocks divide over the grid's cores
+    ("num_output_blocks (12) must be evenly divisible by ... (16)"); only one batch per shard, on a grid with
+    no idle core, was accepted (probe_matmul_sharded.py, results/matmul_sharded.txt)."""
+    if not b_batched:
+        return True
+    dims = padded_shape(shape, layout)
+    rows_per_batch = dims[-2] // TILE if len(dims) >= 2 else 1
+    grid_cores = layout.grid[0] * layout.grid[1]
+    return layout.shard[0] // TILE == rows_per_batch and shard_count(shape, layout) == grid_cores
 
 
 def writes_height_sharded(op: str) -> bool:

@@ -103,7 +103,7 @@ for _name in ("mean", "sum", "max", "min"):
 # convolution and pooling (flattened NHWC activations [1, 1, N*H*W, C])
 _op("conv2d", ("input_tensor", "weight_tensor", "bias_tensor"),
     keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
-    input_layouts=(ANY, HOST, HOST), output_page=TILE, output_buffer="dram")  # real ttnn: DRAM in, DRAM out
+    input_layouts=(ANY, HOST, HOST), output_page=TILE)  # writes L1 on its all-in-L1 path: ir/placements.py
 _op("max_pool2d", input_layouts=(ANY,), output_page=ROW_MAJOR)
 _op("avg_pool2d", input_layouts=(ANY,), output_page=ROW_MAJOR)
 _op("global_avg_pool2d", input_layouts=(TILE,), output_page=TILE)

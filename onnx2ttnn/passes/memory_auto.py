@@ -5,16 +5,19 @@
    taken by benefit per byte-per-bank per scheduled node, each only if the per-core L1 in use over its whole
    live range stays within the budget (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops'
    circular buffers, and CONV_SCRATCH_EXTRA more at convolutions).  Outputs of ops that always write DRAM
-   (conv2d) stay DRAM (but see 4.), and so do inputs of convs with kernels over 7x7; weights stay DRAM unless small (<= SMALL_WEIGHT_BYTES per bank) and read
-   at least twice, and then they hold L1 for the whole program.
+   (ir/placements.py writes_dram_only: convs with kernels over 7x7, conv_transpose2d) stay DRAM (but see 4.),
+   and so do inputs of convs with kernels over 7x7; other convs read and write L1 on their all-in-L1 path.
+   Weights stay DRAM unless small (<= SMALL_WEIGHT_BYTES per bank) and read at least twice, and then they
+   hold L1 for the whole program.
 2. Sharding.  An L1 buffer without views whose producer writes and whose every reader reads height-sharded
    tensors (ir/placements.py, facts probed on real ttnn) becomes height-sharded over the most cores its tile
    rows spread over (uneven splits allowed), when the cost model (ir/cost.py) gives those of its producer and
-   readers whose time it changes at least 2 % less device time in total, and the larger per-bank
+   readers whose time it changes at least 2 % less device time in total, every matmul reading it accepts
+   the shard layout (matmul_reads_height_sharded), and the larger per-bank
    reservation (a shard is reserved in every bank) still fits.
 3. Fragmentation.  The plan is replayed on a model of the real L1 allocator (top-down first fit, freed at
    the last use); a buffer that finds no contiguous block goes back to DRAM.
-4. Conversions (plan_with_moves).  The output of an op that always writes DRAM (conv2d) is moved to L1 by a
+4. Conversions (plan_with_moves).  The output of an op that always writes DRAM is moved to L1 by a
    `to_memory_config` right after it, which its readers then read (the DRAM original is freed right after the
    move, passes/insert_deallocs.py).  Every candidate move is planned like any buffer (L1 interleaved or
    height-sharded); it is kept only when the cost model says it pays: its readers read less DRAM than the
@@ -24,6 +27,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,9 +38,9 @@ from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of, set_layout, ttnn_node
 from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import Buffer
-from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_reads_height_sharded, height_shard_layout, physical_2d,
+from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_all_in_l1, conv_reads_height_sharded, height_shard_layout,
+                                     matmul_reads_height_sharded, physical_2d, writes_dram_only,
                                      writes_height_sharded)
-from onnx2ttnn.ir.ttnn_ops import op_info
 
 SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
 SHARD_GAIN = 0.98  # sharding must cut the modelled time of the ops it changes (producer, readers) by 2 %
@@ -46,10 +50,6 @@ MOVE = "to_memory_config"
 # an 892928 B/bank L1 buffer of its own on real ttnn (mock run); the planner keeps that free around convs
 CONV_SCRATCH_EXTRA = 640 * 1024
 CONV_OPS = ("conv2d", "conv_transpose2d")
-# a conv reading an L1 input takes the all-in-L1 path: measured on the mock, ResNet-50's 7x7/2 stem and every
-# 3x3 / 1x1 conv of ResNet-50 and MobileNetV2 fit; ViT-B/16's 16x16/16 patch conv does not (Out of Memory:
-# 892928 B/bank more).  Inputs of convs with larger kernels stay in DRAM (ttnn then slices them from DRAM).
-CONV_L1_INPUT_MAX_KERNEL_AREA = 49
 
 
 @dataclass
@@ -93,7 +93,7 @@ def insert_moves(graph) -> list:
     nodes, moves = [], []
     for node in graph.nodes:
         nodes.append(node)
-        if op_info(node.op).output_buffer != "dram":
+        if not writes_dram_only(node):
             continue
         for out in node.outputs:
             layout = layout_of(out)
@@ -216,19 +216,19 @@ def _describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) 
         benefit = nbytes * len(reads) if size <= SMALL_WEIGHT_BYTES and len(reads) >= 2 else 0
         first, last = 0, last_index
     else:
-        benefit = 0 if _dram_only(buf) or any(_large_conv(node) for node, _ in reads) else nbytes * (1 + len(reads))
+        benefit = 0 if dram_only(buf) or any(_large_conv(node) for node, _ in reads) else nbytes * (1 + len(reads))
     return _Item(buf, first, last, l1, size, benefit, reads)
 
 
 def _large_conv(node) -> bool:
-    kh, kw = node.attrs.get("kernel_size", (1, 1)) if node.op in CONV_OPS else (1, 1)
-    return kh * kw > CONV_L1_INPUT_MAX_KERNEL_AREA
+    """A conv that must read its input from DRAM (kernel over 7x7, ir/placements.py conv_all_in_l1)."""
+    return node.op in CONV_OPS and not conv_all_in_l1(node.attrs)
 
 
-def _dram_only(buf: Buffer) -> bool:
-    """The buffer's producer always writes DRAM (ir/ttnn_ops.py: output_buffer)."""
+def dram_only(buf: Buffer) -> bool:
+    """The buffer's producer always writes DRAM (ir/placements.py writes_dram_only)."""
     producer = buf.root.inputs[0] if buf.root.inputs else None
-    return producer is not None and op_info(producer.op).output_buffer == "dram"
+    return producer is not None and writes_dram_only(producer)
 
 
 def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budget: int) -> None:
@@ -238,7 +238,7 @@ def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budg
         if id(item.buf.root) not in plan.layouts or not _may_shard(item):
             continue
         sharded = height_shard_layout(item.buf.root.shape, item.l1, device.grid_x, device.grid_y)
-        if sharded is None:
+        if sharded is None or not _readers_take(item, sharded):
             continue
         extra = _shard_bytes(sharded) - item.size
         if usage[item.first:item.last + 1].max() + extra > budget:
@@ -272,6 +272,17 @@ def _may_shard(item: _Item) -> bool:
         if facts.same_shape_inputs:
             out_layout = layout_of(node.outputs[0]) if node.outputs else None
             if out_layout is None or not out_layout.is_tile or physical_2d(node.outputs[0].shape, out_layout) != shape_2d:
+                return False
+    return True
+
+
+def _readers_take(item: _Item, sharded: TTNNLayout) -> bool:
+    """Every matmul / linear reading the buffer accepts this very shard layout (ir/placements.py)."""
+    shape = item.buf.root.shape
+    for node, index in item.reads:
+        if node.op in ("matmul", "linear") and index == 0:
+            other = node.inputs[1].shape if len(node.inputs) > 1 else []
+            if not matmul_reads_height_sharded(shape, sharded, b_batched=math.prod(other[:-2]) > 1):
                 return False
     return True
 

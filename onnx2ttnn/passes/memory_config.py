@@ -1,8 +1,10 @@
-"""memory-config: (the last pass) store each op's `memory_config`, derived from its output layout, and verify.
+"""memory-config: (the last pass) store each op's placement arguments, derived from its output layout, and verify.
 
 Reads: the TTNNLayout of every node output (the single source of truth).  Writes: the node attribute
-`memory_config` of every ttnn node that produces a device tensor and takes the argument.  Then a verifier
-checks that every stored attribute equals what the layout derives, and that none is missing.
+`memory_config` of every ttnn node that produces a device tensor and takes the argument, and the
+`slice_config` of every conv2d writing L1 (ttnn.Conv2dL1FullSliceConfig: the all-in-L1 path, without which
+a DRAM input makes conv2d write DRAM, ir/placements.py).  Then a verifier checks that every stored
+attribute equals what the layout derives, and that none is missing.
 Before: `y = relu(x)` with `y: tile<bf16> l1 interleaved`; after: `relu(x, memory_config=L1 interleaved)`.
 """
 from __future__ import annotations
@@ -10,24 +12,30 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import VerificationError
-from onnx2ttnn.ir.graph import Module, layout_of
+from onnx2ttnn.ir.graph import Module, TTNNRef, layout_of
 from onnx2ttnn.ir.layout import memory_config_of
 from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.passes.base import Pass, PassContext
+
+L1_FULL_SLICE_CONFIG = TTNNRef("Conv2dL1FullSliceConfig")
 
 
 class MemoryConfigPass(Pass):
     name = "memory-config"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        count = 0
+        count = slices = 0
         for node in module.graph.nodes:
             derived = _derived(node)
             if derived is not None:
                 node.attrs["memory_config"] = derived
                 count += 1
+            slice_config = _derived_slice_config(node)
+            if slice_config is not None:
+                node.attrs["slice_config"] = slice_config
+                slices += 1
         verify_memory_configs(module.graph)
-        module.notes[self.name] = {"memory_configs": count}
+        module.notes[self.name] = {"memory_configs": count, "l1_full_convs": slices}
 
 
 def _derived(node: gs.Node):
@@ -38,14 +46,23 @@ def _derived(node: gs.Node):
     return memory_config_of(layout) if layout is not None else None
 
 
+def _derived_slice_config(node: gs.Node):
+    """conv2d writing L1 takes its all-in-L1 path (ttnn.Conv2dL1FullSliceConfig); None otherwise."""
+    if node.op != "conv2d" or not node.outputs:
+        return None
+    layout = layout_of(node.outputs[0])
+    return L1_FULL_SLICE_CONFIG if layout is not None and layout.buffer == "l1" else None
+
+
 def verify_memory_configs(graph: gs.Graph) -> None:
-    """Every device-producing node's `memory_config` attribute equals the one its layout derives."""
+    """Every device-producing node's `memory_config` (and conv2d's `slice_config`) equals what its layout
+    derives."""
     for index, node in enumerate(graph.nodes):
-        derived = _derived(node)
-        stored = node.attrs.get("memory_config")
-        if derived != stored:
-            where = node.attrs.get("_source", "")
-            raise VerificationError(
-                f"node {index} ttnn.{node.op} (from {where!r}): memory_config {stored} does not match its "
-                f"output layout {layout_of(node.outputs[0]) if node.outputs else None} (expects {derived})"
-            )
+        for name, derived in (("memory_config", _derived(node)), ("slice_config", _derived_slice_config(node))):
+            stored = node.attrs.get(name)
+            if derived != stored:
+                where = node.attrs.get("_source", "")
+                raise VerificationError(
+                    f"node {index} ttnn.{node.op} (from {where!r}): {name} {stored} does not match its "
+                    f"output layout {layout_of(node.outputs[0]) if node.outputs else None} (expects {derived})"
+                )

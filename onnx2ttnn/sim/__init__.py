@@ -19,7 +19,8 @@ from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_
 from ._tensor import Tensor
 from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy,
                      StorageType, TensorMemoryLayout)
-from .ops_conv_pool import Conv2dConfig, avg_pool2d, conv2d, global_avg_pool2d, max_pool2d
+from .ops_conv_pool import (Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, avg_pool2d, conv2d,
+                            global_avg_pool2d, max_pool2d)
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)
 from .ops_device import close_device, element_size, get_memory_view, open_device, synchronize_device, tile_size

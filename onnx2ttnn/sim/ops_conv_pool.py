@@ -3,7 +3,8 @@ global_avg_pool2d.
 
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
 (TILE, DRAM interleaved unless memory_config says otherwise; from a DRAM input always TILE DRAM
-interleaved, as real ttnn's DRAM slicing path does).  Host OIHW weights are "prepared" into a
+interleaved, as real ttnn's DRAM slicing path does, unless slice_config is Conv2dL1FullSliceConfig: then the
+all-in-L1 path honours memory_config, L1 interleaved or sharded, as on the real library).  Host OIHW weights are "prepared" into a
 device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; with
 return_weights_and_bias they are handed back and passing them on later calls works, as on the real library;
 without it they are freed when the call returns.  max/avg_pool2d take BFLOAT16 input only (the
@@ -55,6 +56,20 @@ class Conv2dConfig:
         self.full_inner_dim, self.enable_kernel_stride_folding = full_inner_dim, enable_kernel_stride_folding
         self.enable_activation_reuse, self.force_split_reader = enable_activation_reuse, force_split_reader
         self.override_output_sharding_config = override_output_sharding_config
+
+
+class Op2DSliceConfig:
+    """How conv2d slices a DRAM input; the simulator tells only L1_FULL (no slicing) from the DRAM slicings."""
+
+    def __init__(self, *, slice_type: str, num_slices: int = 0):
+        self.slice_type, self.num_slices = slice_type, num_slices
+
+    def __repr__(self) -> str:
+        return f"Op2DSliceConfig(slice_type=SliceType::{self.slice_type},num_slices={self.num_slices})"
+
+
+L1_FULL = "L1_FULL"
+Conv2dL1FullSliceConfig = Op2DSliceConfig(slice_type=L1_FULL)
 
 
 def _pair(op: str, name: str, v) -> tuple:
@@ -155,9 +170,9 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
     out = apply_activation(out, parse_activation(op, config.activation, allow_string=False))
     oh, ow = out.shape[2], out.shape[3]
     layout = config.output_layout or Layout.TILE
-    if _in_dram(input_tensor) and slice_config is None:
+    if _in_dram(input_tensor) and getattr(slice_config, "slice_type", None) != L1_FULL:
         # real ttnn takes its DRAM slicing path: TILE DRAM interleaved, whatever memory_config / output_layout
-        # say (docs/ttnn-facts.md section 4; a slice_config such as Conv2dL1FullSliceConfig lifts this)
+        # say (docs/ttnn-facts.md section 4; Conv2dL1FullSliceConfig lifts this, probes/results/conv_l1_out.txt)
         memory_config, layout = DRAM_MEMORY_CONFIG, Layout.TILE
     mc = output_config(op, memory_config, None, (1, 1, batch_size * oh * ow, out_channels), layout,
                        default=DRAM_MEMORY_CONFIG)

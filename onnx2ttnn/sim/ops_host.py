@@ -102,6 +102,10 @@ def typecast(input_tensor: Tensor, dtype: DataType, *, memory_config: MemoryConf
     if input_tensor._device is None:
         return host_result(op, data, dtype, input_tensor._layout)
     mc = output_config(op, memory_config, input_tensor, data.shape, input_tensor._layout)
+    if mc.memory_layout != input_tensor.memory_config().memory_layout:
+        raise RuntimeError(f"TT_FATAL: {op}: Typecast operation requires Input and Output memory layout to match. "
+                           f"Input layout: TensorMemoryLayout::{input_tensor.memory_config().memory_layout.name}, "
+                           f"Output layout: TensorMemoryLayout::{mc.memory_layout.name}")
     return device_result(op, data, dtype, input_tensor._layout, input_tensor._device, mc)
 
 

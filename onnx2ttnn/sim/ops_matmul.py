@@ -19,7 +19,7 @@ from ._activation import apply_activation, parse_activation
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._memconfig import DRAM_MEMORY_CONFIG
 from ._tensor import Tensor
-from ._types import DataType, Layout
+from ._types import DataType, Layout, tile_pad
 
 _FLOAT = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B})
 _BF16_OUT = frozenset({DataType.BFLOAT16, DataType.BFLOAT8_B})
@@ -60,12 +60,31 @@ def _operands(op: str, a: Tensor, b: Tensor, transpose_a: bool, transpose_b: boo
     return x, y
 
 
+def _check_sharded_batched(op: str, a: Tensor, b: Tensor) -> None:
+    """A height-sharded a against a batched b: real ttnn's batched program takes one whole batch per shard on
+    a grid with no idle core (tools/ttnn_mock/probes/results/matmul_sharded.txt)."""
+    if not a.is_sharded() or math.prod(b._data.shape[:-2]) <= 1:
+        return
+    spec = a._mem.shard_spec
+    rows = tile_pad(a._data.shape[-2]) // 32 if a._data.dim() >= 2 else 1
+    per_core = spec.shape[0] // 32
+    shards = -(-math.prod(a.padded_shape[:-1]) // spec.shape[0])
+    if per_core != rows:
+        raise RuntimeError(f"TT_FATAL: {op}: MatmulMultiCoreReuseProgramConfig: per_core_M, {per_core}, must divide "
+                           f"M, {rows} (a height-sharded input_tensor_a against a batched input_tensor_b needs "
+                           "one whole batch per shard)")
+    if shards % spec.num_cores():
+        raise RuntimeError(f"TT_FATAL: {op}: MatmulMultiCoreReuseProgramConfig: num_output_blocks ({shards}) must "
+                           f"be evenly divisible by the number of cores in the input shard grid ({spec.num_cores()})")
+
+
 def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, dtype, activation) -> Tensor:
     for name, t in (("input_tensor_a", a), ("input_tensor_b", b)):
         tensor_arg(op, name, t)
         require_tile(op, name, t)
         require_dtype(op, name, t, _FLOAT)
     same_device(op, a, b)
+    _check_sharded_batched(op, a, b)
     act = parse_activation(op, activation)
     out_dtype = dtype or a._dtype
     x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype)

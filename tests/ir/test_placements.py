@@ -1,8 +1,10 @@
-"""ir/placements.py: the height-shard layouts the auto planner emits (probed on real ttnn: probe_moves.py)."""
+"""ir/placements.py: the height-shard layouts the auto planner emits (probed on real ttnn: probe_moves.py) and the
+op facts it obeys (probe_sharding.py, probe_matmul_sharded.py, probe_conv_l1_out.py)."""
 from __future__ import annotations
 
 from onnx2ttnn.ir.layout import TTNNLayout
-from onnx2ttnn.ir.placements import height_shard_layout, shard_count
+from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_all_in_l1, height_shard_layout, matmul_reads_height_sharded,
+                                     shard_count, writes_dram_only)
 
 
 def test_even_split_uses_every_core():
@@ -28,3 +30,28 @@ def test_padded_rows_count_and_small_tensors_take_one_row_of_cores():
 def test_max_cores_bounds_the_grid_and_row_major_is_never_sharded():
     assert height_shard_layout((1, 1, 256, 64), TTNNLayout(), 8, 8, max_cores=4).shard == (64, 64)
     assert height_shard_layout((1, 1, 256, 64), TTNNLayout(page="row_major"), 8, 8) is None
+
+
+def test_matmul_takes_any_shard_grid_against_a_weight_and_whole_batches_against_activations():
+    # tools/ttnn_mock/probes/results/matmul_sharded.txt
+    shape = (1, 4, 79, 16)  # 4 batches of 3 tile rows
+    base = TTNNLayout()
+    on16 = height_shard_layout(shape, base, 8, 8)  # 12 shards of one row on an 8x2 grid
+    assert on16.grid == (8, 2) and on16.shard == (32, 32)
+    assert matmul_reads_height_sharded(shape, on16, b_batched=False)
+    assert not matmul_reads_height_sharded(shape, on16, b_batched=True)
+    per_batch = base.with_(buffer="l1", memory_layout="height_sharded", grid=(4, 1), shard=(96, 32))
+    assert matmul_reads_height_sharded(shape, per_batch, b_batched=True)
+    two_batches = base.with_(buffer="l1", memory_layout="height_sharded", grid=(2, 1), shard=(192, 32))
+    assert not matmul_reads_height_sharded(shape, two_batches, b_batched=True)
+
+
+def test_convs_up_to_7x7_take_the_all_in_l1_path_and_larger_ones_write_dram():
+    from onnx_graphsurgeon import Node
+
+    assert conv_all_in_l1({"kernel_size": (7, 7)}) and not conv_all_in_l1({"kernel_size": (16, 16)})
+    assert not writes_dram_only(Node("conv2d", attrs={"kernel_size": (3, 3)}))
+    assert writes_dram_only(Node("conv2d", attrs={"kernel_size": (9, 9)}))
+    assert writes_dram_only(Node("conv_transpose2d", attrs={"kernel_size": (3, 3)}))
+    assert not writes_dram_only(Node("relu"))
+    assert HEIGHT_SHARDING["typecast"].inputs == () and not HEIGHT_SHARDING["typecast"].output

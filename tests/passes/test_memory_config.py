@@ -11,7 +11,7 @@ from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.passes.memory_config import verify_memory_configs
 
 
-@pytest.mark.parametrize("memory", ["dram", "l1"])
+@pytest.mark.parametrize("memory", ["dram", "l1", "auto"])
 def test_every_device_op_has_its_derived_memory_config(cnn_path, memory):
     graph = onnx2ttnn.convert(cnn_path, memory=memory).module.graph
     checked = 0
@@ -26,7 +26,8 @@ def test_verifier_rejects_a_tampered_attribute(mlp_path):
     graph = onnx2ttnn.convert(mlp_path).module.graph
     verify_memory_configs(graph)
     node = next(n for n in graph.nodes if n.op == "relu")
-    node.attrs["memory_config"] = MemoryConfig("interleaved", "l1")
+    other = "dram" if node.attrs["memory_config"].buffer == "l1" else "l1"
+    node.attrs["memory_config"] = MemoryConfig("interleaved", other)
     with pytest.raises(VerificationError, match="ttnn.relu"):
         verify_memory_configs(graph)
 
@@ -36,4 +37,13 @@ def test_verifier_rejects_a_missing_attribute(mlp_path):
     node = next(n for n in graph.nodes if n.op == "linear")
     del node.attrs["memory_config"]
     with pytest.raises(VerificationError, match="ttnn.linear"):
+        verify_memory_configs(graph)
+
+
+def test_conv_slice_config_follows_its_output_buffer_and_is_verified(cnn_path):
+    graph = onnx2ttnn.convert(cnn_path, memory="auto").module.graph
+    conv = next(n for n in graph.nodes if n.op == "conv2d" and layout_of(n.outputs[0]).buffer == "l1")
+    assert repr(conv.attrs["slice_config"]) == "ttnn.Conv2dL1FullSliceConfig"
+    del conv.attrs["slice_config"]  # a DRAM input would then make real ttnn write DRAM
+    with pytest.raises(VerificationError, match="ttnn.conv2d.*slice_config"):
         verify_memory_configs(graph)

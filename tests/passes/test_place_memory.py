@@ -81,9 +81,26 @@ def test_auto_keeps_layer_norm_inputs_interleaved():
     assert _placed(module, "relu")[0].buffer == "l1"
 
 
-def test_auto_keeps_conv_outputs_in_dram(cnn_path):
+def test_auto_puts_conv_outputs_in_l1_on_the_all_in_l1_path(cnn_path):
     module, _ = _plan(cnn_path)
-    assert _placed(module, "conv2d") and all(lay.buffer == "dram" for lay in _placed(module, "conv2d"))
+    convs = [n for n in module.graph.nodes if n.op == "conv2d"]
+    assert convs and all(layout_of(n.outputs[0]).buffer == "l1" for n in convs)
+    # every conv writing L1 is called on its all-in-L1 path (a DRAM input would make it write DRAM)
+    assert all(repr(n.attrs["slice_config"]) == "ttnn.Conv2dL1FullSliceConfig" for n in convs)
+    assert module.notes["memory-config"]["l1_full_convs"] == len(convs)
+    assert not [n for n in module.graph.nodes if n.op == "to_memory_config"]
+
+
+def test_auto_keeps_outputs_of_convs_over_7x7_in_dram():
+    module, _ = _plan(_conv_model(False, kernel=9))
+    conv = next(n for n in module.graph.nodes if n.op == "conv2d")
+    assert layout_of(conv.outputs[0]).buffer == "dram" and "slice_config" not in conv.attrs
+    assert layout_of(conv.inputs[0]).buffer == "dram"  # a large kernel reads DRAM too (ir/placements.py)
+
+
+def test_dram_policy_keeps_convs_off_the_all_in_l1_path(cnn_path):
+    module, _ = _plan(cnn_path, memory="dram")
+    assert all("slice_config" not in n.attrs for n in module.graph.nodes if n.op == "conv2d")
 
 
 def test_auto_respects_per_core_capacity_over_the_schedule():
@@ -144,11 +161,13 @@ def test_auto_programs_match_onnxruntime(model, request):
     assert report.peak_l1_per_core > 0
 
 
-def _conv_model(two_readers: bool, side=56, channels=32) -> onnx.ModelProto:
-    """Conv whose output is read by Relu and, with two_readers, also by an Add with the Relu's result."""
+def _conv_model(two_readers: bool, side=56, channels=32, kernel=9) -> onnx.ModelProto:
+    """Conv whose output is read by Sigmoid and, with two_readers, also by an Add with the Sigmoid's result.
+    Its default 9x9 kernel keeps it on conv2d's DRAM path (ir/placements.py): its output is DRAM-only."""
     rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.standard_normal((channels, channels, 1, 1)).astype(np.float32) * 0.2, "w")
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1])]
+    w = numpy_helper.from_array(rng.standard_normal((channels, channels, kernel, kernel)).astype(np.float32)
+                                * 0.2 / kernel, "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[kernel, kernel], pads=[kernel // 2] * 4)]
     if two_readers:
         nodes += [helper.make_node("Sigmoid", ["c"], ["r"]), helper.make_node("Add", ["c", "r"], ["y"])]
     else:

@@ -14,7 +14,8 @@ def test_sharding_facts_sample_holds_on_real_ttnn(ttnn_mock, tmp_path):
     disagreements = [line for line in lines if line.startswith("DISAGREE")]
     assert disagreements == [], disagreements
     agreed = int(summary[0].split()[1])
-    assert agreed >= 40, summary  # the sample covers 9 ops on 2 shapes
+    assert agreed >= 40, summary  # the sample covers 10 ops on 3 shapes
+    assert [line for line in lines if line.startswith("AGREE") and "conv2d(DRAM) 3x3 -> HS" in line]
     assert proc.returncode == 0
 
 
@@ -42,6 +43,14 @@ def test_conv_reads_height_sharded_inputs_on_real_ttnn(ttnn_mock, tmp_path):
     proc = ttnn_mock._python("probes/probe_conv_sharded.py", ["--sample"], str(tmp_path))
     lines = proc.stdout.splitlines()
     assert sum(line.startswith("AGREE") for line in lines) == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_matmul_sharded_input_facts_hold_on_real_ttnn(ttnn_mock, tmp_path):
+    # which shard grids a height-sharded input_tensor_a may have against weights and batched activations
+    proc = ttnn_mock._python("probes/probe_matmul_sharded.py", [], str(tmp_path))
+    lines = proc.stdout.splitlines()
+    assert "matmul facts: 10 agree, 0 disagree" in lines, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert sum(line.startswith("AGREE    err") for line in lines) == 3  # the refusals are real refusals
 
 
 def test_auto_program_with_a_move_runs_on_real_ttnn(ttnn_mock, tmp_path):

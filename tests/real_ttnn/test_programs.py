@@ -1,5 +1,5 @@
 """Every end-to-end model's generated program, run on the real ttnn 0.81.1 (mock n150 and p150), with
---memory dram and --memory l1: the forward pass completes, afterwards only parameters and outputs are
+--memory auto, dram and l1: the forward pass completes, afterwards only parameters and outputs are
 allocated, and the simulator's per-bank usage after loading the parameters equals the real allocator's."""
 from __future__ import annotations
 

@@ -101,6 +101,23 @@ def test_conv2d_from_a_dram_input_writes_tile_dram_whatever_memory_config_says(t
     assert out.memory_config() == ttnn.DRAM_MEMORY_CONFIG and out.layout == ttnn.TILE_LAYOUT
 
 
+def test_conv2d_on_the_all_in_l1_path_writes_where_memory_config_says(ttnn, device):
+    """slice_config=Conv2dL1FullSliceConfig: from a DRAM input too, L1 interleaved or height-sharded
+    (tools/ttnn_mock/probes/results/conv_l1_out.txt)."""
+    x, w = torch.randn(1, 4, 8, 8), torch.randn(8, 4, 1, 1)
+    out = conv(ttnn, device, x, w, kernel_size=(1, 1), memory_config=ttnn.L1_MEMORY_CONFIG,
+               slice_config=ttnn.Conv2dL1FullSliceConfig)
+    assert out.memory_config() == ttnn.L1_MEMORY_CONFIG and out.layout == ttnn.TILE_LAYOUT
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))})
+    sharded = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+                                ttnn.ShardSpec(grid, [32, 32], ttnn.ShardOrientation.ROW_MAJOR))
+    out = conv(ttnn, device, x, w, kernel_size=(1, 1), memory_config=sharded,
+               slice_config=ttnn.Conv2dL1FullSliceConfig)
+    assert out.memory_config().memory_layout == ttnn.TensorMemoryLayout.HEIGHT_SHARDED
+    expected = torch.nn.functional.conv2d(bf16(x), bf16(w)).permute(0, 2, 3, 1).reshape(1, 1, 64, 8)
+    assert torch.allclose(ttnn.to_torch(out).float(), expected, atol=0.1, rtol=0.05)
+
+
 def test_conv2d_validates_shapes(ttnn, device):
     x, w = torch.randn(1, 4, 8, 8), torch.randn(8, 3, 3, 3)
     with pytest.raises(RuntimeError, match="weight_tensor shape"):

@@ -137,3 +137,20 @@ def test_tensor_constructor_from_arrays(ttnn, device):
     assert not on.is_allocated()
     from onnx2ttnn.sim import runtime
     assert runtime.memory_stats(device)["L1"].current_per_bank == 0
+
+
+def test_typecast_keeps_the_input_memory_layout(ttnn, device):
+    # real ttnn: "Typecast operation requires Input and Output memory layout to match" (probe_sharding.py)
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 0))})
+    sharded = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+                                ttnn.ShardSpec(grid, [32, 64], ttnn.ShardOrientation.ROW_MAJOR))
+    x = ttnn.from_torch(torch.randn(1, 1, 256, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                        memory_config=sharded)
+    y = ttnn.from_torch(torch.randn(1, 1, 256, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                        memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert ttnn.typecast(x, ttnn.float32, memory_config=sharded).memory_config() == sharded
+    assert ttnn.typecast(y, ttnn.float32, memory_config=ttnn.DRAM_MEMORY_CONFIG).memory_config().buffer_type == \
+        ttnn.BufferType.DRAM
+    for src, mc in ((x, ttnn.L1_MEMORY_CONFIG), (y, sharded)):
+        with pytest.raises(RuntimeError, match="memory layout to match"):
+            ttnn.typecast(src, ttnn.float32, memory_config=mc)

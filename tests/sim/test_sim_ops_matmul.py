@@ -102,3 +102,30 @@ def test_matmul_validation(ttnn, device):
         ttnn.linear(a, dev(ttnn, device, torch.randn(128, 64)), bias=dev(ttnn, device, torch.randn(32)))
     with pytest.raises(RuntimeError, match="unknown activation"):
         ttnn.linear(a, dev(ttnn, device, torch.randn(128, 64)), activation="swish9")
+
+
+def _height_sharded(ttnn, rows: int, grid_x: int, grid_y: int, width: int = 32):
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(grid_x - 1, grid_y - 1))})
+    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+                             ttnn.ShardSpec(grid, [rows * 32, width], ttnn.ShardOrientation.ROW_MAJOR))
+
+
+@pytest.mark.parametrize("rows, grid, accepted", [
+    (3, (4, 1), True),  # one batch (3 tile rows) per shard, no idle core
+    (1, (8, 2), False),  # 12 shards on 16 cores: "num_output_blocks (12) must be evenly divisible ... (16)"
+    (2, (6, 1), False),  # shards cut batches: "per_core_M, 2, must divide M, 3"
+    (6, (2, 1), False),  # two batches per shard
+])
+def test_height_sharded_a_against_a_batched_b_takes_whole_batches(ttnn, device, rows, grid, accepted):
+    # tools/ttnn_mock/probes/results/matmul_sharded.txt: wav2vec2's attention scores on the real library
+    a = ttnn.from_torch(torch.randn(1, 4, 79, 16), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                        memory_config=_height_sharded(ttnn, rows, *grid))
+    b = ttnn.from_torch(torch.randn(1, 4, 16, 96), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                        memory_config=ttnn.L1_MEMORY_CONFIG)
+    weight = ttnn.from_torch(torch.randn(16, 96), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    assert ttnn.matmul(a, weight).shape == (1, 4, 79, 96)  # an unbatched b takes any grid
+    if accepted:
+        assert ttnn.matmul(a, b, memory_config=ttnn.L1_MEMORY_CONFIG).shape == (1, 4, 79, 96)
+    else:
+        with pytest.raises(RuntimeError, match="MatmulMultiCoreReuseProgramConfig"):
+            ttnn.matmul(a, b, memory_config=ttnn.L1_MEMORY_CONFIG)

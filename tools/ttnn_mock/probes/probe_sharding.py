@@ -7,7 +7,7 @@ interleaved L1 output; for layer_norm also checks that a height-sharded input is
 `AGREE`/`DISAGREE` per call and a summary line `facts: N agree, M disagree`.
     bash tools/ttnn_mock/probes/run_probe.sh probe_sharding.py       (all facts, results/sharding.txt)
     source ~/.cache/onnx2ttnn/ttnn-mock/env.sh; $ONNX2TTNN_TTNN_MOCK_PYTHON probe_sharding.py --sample
-`--sample` checks a few ops on two shapes (what tests/real_ttnn/test_placements.py runs).
+`--sample` checks a few ops on three shapes (what tests/real_ttnn/test_placements.py runs).
 """
 import math
 import os
@@ -20,9 +20,10 @@ from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
 from onnx2ttnn.ir.placements import HEIGHT_SHARDING, height_shard_layout  # noqa: E402
 
 SHAPES = [((1, 1, 256, 64), 8), ((1, 16, 64), 1), ((1, 4, 16, 16), 4), ((1, 1, 2048, 64), 64), ((1, 1, 512, 96), 16)]
-SAMPLE_OPS = ("relu", "gelu", "add", "multiply", "where", "softmax", "layer_norm", "matmul", "to_memory_config")
+SAMPLE_OPS = ("relu", "gelu", "add", "multiply", "where", "softmax", "layer_norm", "matmul", "to_memory_config",
+              "conv2d")
 sample = "--sample" in sys.argv
-shapes = SHAPES[2:4] if sample else SHAPES
+shapes = SHAPES[:1] + SHAPES[2:4] if sample else SHAPES
 ops = [op for op in HEIGHT_SHARDING if not sample or op in SAMPLE_OPS]
 agree = disagree = 0
 
@@ -92,9 +93,10 @@ for shape, cores in shapes:
             check(f"where(HS, 0.0, -1.0) -> L1 {tag}", lambda: ttnn.where(c, 0.0, -1.0, memory_config=L1), True, False)
             check(f"where(HS, HS, HS) -> HS {tag}", lambda: ttnn.where(c, x, x, memory_config=M), True, True)
             check(f"where(L1, L1, L1) -> HS {tag}", lambda: ttnn.where(xi, xi, xi, memory_config=M), True, True)
-        elif form == "typecast":
-            check(f"typecast(HS) -> HS fp32 {tag}", lambda: ttnn.typecast(
-                x, ttnn.float32, memory_config=memory_config(shape, cores)), True, True)
+        elif form == "typecast":  # layouts must match: the table keeps typecast interleaved
+            check(f"typecast(HS) -> HS fp32 {tag}", lambda: ttnn.typecast(x, ttnn.float32, memory_config=M), True, True)
+            check(f"typecast(HS) -> L1 refused {tag}", lambda: ttnn.typecast(x, ttnn.float32, memory_config=L1), False)
+            check(f"typecast(L1) -> HS refused {tag}", lambda: ttnn.typecast(xi, ttnn.float32, memory_config=M), False)
         elif form == "softmax":
             check(f"softmax(HS) -> HS {tag}", lambda: ttnn.softmax(x, memory_config=M), True, True)
             check(f"softmax(HS) -> L1 {tag}", lambda: ttnn.softmax(x, memory_config=L1), True, False)
@@ -128,6 +130,11 @@ for shape, cores in shapes:
                 from probe_conv_helpers import conv
                 check(f"conv2d(HS) 1x1 -> DRAM {tag}", lambda: conv(d, x, shape[-1], shape[-1], 1, side, side, k=1,
                                                                      padding=(0, 0), memory_config=DR), True, False)
+                # writes height-sharded on its all-in-L1 path (the memory-config pass's slice_config)
+                for src, t in (("HS", x), ("L1", xi), ("DRAM", xd)):
+                    check(f"conv2d({src}) 3x3 -> HS (L1 full slicing) {tag}",
+                          lambda: conv(d, t, shape[-1], shape[-1], 1, side, side, memory_config=M,
+                                       slice_config=ttnn.Conv2dL1FullSliceConfig), True, True)
         elif form == "to_torch":
             check(f"to_torch(HS) {tag}", lambda: ttnn.to_torch(x).shape)
         elif form == "deallocate":
