@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from models import export, zoo
+from onnx2ttnn.options import Options
 
 PCC_MIN = 0.99
 
@@ -51,7 +52,7 @@ def _count_nodes(path: str) -> int:
     return len(onnx.load(path, load_external_data=False).graph.node)
 
 
-def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", memory: str = "auto",
+def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", memory: str = Options.memory,
              mock=None, workdir: Optional[str] = None) -> ZooResult:
     """The result of one model; `mock` (tests.real_ttnn.mock.TTNNMock) also runs it on real ttnn."""
     import onnx2ttnn

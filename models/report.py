@@ -20,10 +20,12 @@ from dataclasses import asdict
 
 from models import zoo
 from models.evaluate import ZooResult, evaluate
+from onnx2ttnn.options import Options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 PLOTTED = ("light_resnet50", "bert")  # one CNN, one transformer
+MEMORY = Options.memory  # the policy every run uses: the default
 COLUMNS = ("model", "architecture", "size", "exporter", "result", "ONNX nodes", "ttnn ops", "host-fallback ops",
            "convert s", "min PCC", "peak L1 / core", "peak DRAM / bank", "real ttnn")
 
@@ -54,7 +56,7 @@ def render(results: list[ZooResult], title: str, command: str, plots: list[str])
              "runs use no host fallback. A run passes when the simulator matches onnxruntime (PCC >= 0.99 for "
              "every output, bf16), nothing leaks, and real ttnn 0.81.1 (mock n150) runs the same program to the "
              "end with only parameters and outputs left allocated. Peaks are the simulator's, over forward, "
-             "per L1 bank (one per core) and per DRAM bank; `--memory dram`.", "",
+             f"per L1 bank (one per core) and per DRAM bank; `--memory {MEMORY}` (the default).", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row(r)) + " |" for r in results]
     failures = [r for r in results if r.status != "pass"]
@@ -128,14 +130,9 @@ def main(argv=None) -> int:
                 results.append(r)
     suffix = "-full" if args.full else ""
     plots = []
-    for r in results:  # the plotted models again under --memory l1, where the L1 curve says something
-        if r.name in PLOTTED and r.status == "pass" and r.exporter in ("dynamo", "-"):
-            entry = zoo.get(r.name)
-            with tempfile.TemporaryDirectory(prefix="onnx2ttnn-zoo-") as work:
-                l1 = evaluate(entry, r.size if entry.kind == "transformers" else "reduced", r.exporter if
-                              entry.kind == "transformers" else "dynamo", memory="l1", workdir=work)
-            if l1.memory_trace:
-                plots.append(plot(l1, os.path.join(DOCS, "zoo", f"{r.name}{suffix}-memory.png"), "l1"))
+    for r in results:
+        if r.name in PLOTTED and r.status == "pass" and r.exporter in ("dynamo", "-") and r.memory_trace:
+            plots.append(plot(r, os.path.join(DOCS, "zoo", f"{r.name}{suffix}-memory.png"), MEMORY))
     command = " ".join(["python -m models.report"] + (["--full"] if args.full else []) +
                        (["--no-real-ttnn"] if mock is None else []) + list(args.names))
     _write(os.path.join(DOCS, f"zoo{suffix}.md"), render(results, "Model zoo" + (" (full size)" if args.full else ""),

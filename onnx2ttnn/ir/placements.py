@@ -25,8 +25,9 @@ tests/real_ttnn/test_placements.py reruns a sample.  Facts it established, in sh
   input, when called with slice_config=Conv2dL1FullSliceConfig (its all-in-L1 path; without it a DRAM input
   takes the DRAM slicing path and writes DRAM whatever memory_config says): accepted for ResNet-50's 7x7/2
   stem, 1x1 and 3x3 convs and MobileNetV2's depthwise convs up to 960 channels and its 1x1 320->1280
-  (probe_conv_l1_out.py, results/conv_l1_out.txt).  Kernels over 7x7 stay on the DRAM path: ViT-B/16's
-  16x16/16 patch conv runs out of L1 on the all-in-L1 path (conv_all_in_l1);
+  (probe_conv_l1_out.py, results/conv_l1_out.txt).  Large convs stay on the DRAM path (conv_all_in_l1):
+  kernels over 7x7 (ViT-B/16's 16x16/16 patch conv runs out of L1) and large input windows
+  (probe_conv_cb.py measures what each conv needs; results/conv_cb.txt);
 - reshape to the same 2-D shape is a view that keeps the shard spec; permute reads a sharded input into an
   interleaved output; to_memory_config converts both ways; to_torch and deallocate take sharded tensors.
 Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cores or whole rows.
@@ -38,7 +39,6 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape
-from onnx2ttnn.ir.ttnn_ops import op_info
 
 HEIGHT_SHARDED = "height_sharded"
 
@@ -95,26 +95,26 @@ def conv_reads_height_sharded(attrs: dict) -> bool:
     groups = max(1, int(attrs.get("groups", 1)))
     channels = int(attrs.get("in_channels", 0))
     weights = channels // groups * kh * kw * int(attrs.get("out_channels", 0))
-    if groups > 1 and channels > CONV_MAX_DEPTHWISE_CHANNELS:
-        return False
+    if groups > 1 and (channels > CONV_MAX_DEPTHWISE_CHANNELS or kh * kw > 9):
+        return False  # ConvNeXt's depthwise 7x7 over 96 channels never fits from a sharded input (conv_cb.txt)
     return 0 < weights <= CONV_MAX_WEIGHT_ELEMENTS
 
 
 CONV_L1_MAX_KERNEL_AREA = 49  # kh * kw of the largest kernel measured on conv2d's all-in-L1 path (7x7)
+# input bytes per L1 bank (interleaved) times kernel area: the largest measured convs that fit the all-in-L1
+# path are under it, those that never fit (even with all of L1 free) over it (results/conv_cb.txt)
+CONV_L1_MAX_WINDOW_BYTES = 640 * 1024
+# what a conv admitted by conv_all_in_l1 was measured to need beyond its input, output included: at most
+# 532 KiB per bank (results/conv_cb.txt); the planner keeps OP_SCRATCH_RESERVE + CONV_SCRATCH_EXTRA free
 
 
-def conv_all_in_l1(attrs: dict) -> bool:
-    """conv2d with these attributes may read and write L1 (module docstring): its kernel is at most 7x7."""
+def conv_all_in_l1(attrs: dict, input_bytes_per_bank: int) -> bool:
+    """conv2d with these attributes, on an input of this many bytes per L1 bank (interleaved), may read and
+    write L1 (module docstring).  probe_conv_cb.py measured what each conv needs beyond its input: EfficientNet's
+    depthwise 3x3 over 64 channels at 300x300 (180 KiB/bank of input) fails with all of L1 free; kernels over
+    7x7 run out of L1 too (ViT-B/16's patch conv)."""
     kh, kw = attrs.get("kernel_size", (1, 1))
-    return kh * kw <= CONV_L1_MAX_KERNEL_AREA
-
-
-def writes_dram_only(node) -> bool:
-    """The ttnn call always writes its output to DRAM: its op does (ir/ttnn_ops.py output_buffer), or it is a
-    conv2d kept off the all-in-L1 path."""
-    if node.op == "conv2d":
-        return not conv_all_in_l1(node.attrs)
-    return op_info(node.op).output_buffer == "dram"
+    return kh * kw <= CONV_L1_MAX_KERNEL_AREA and input_bytes_per_bank * kh * kw <= CONV_L1_MAX_WINDOW_BYTES
 
 
 def matmul_reads_height_sharded(shape: Sequence[int], layout: TTNNLayout, b_batched: bool = False) -> bool:

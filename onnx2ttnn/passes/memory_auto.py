@@ -5,8 +5,9 @@
    taken by benefit per byte-per-bank per scheduled node, each only if the per-core L1 in use over its whole
    live range stays within the budget (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops'
    circular buffers, and CONV_SCRATCH_EXTRA more at convolutions).  Outputs of ops that always write DRAM
-   (ir/placements.py writes_dram_only: convs with kernels over 7x7, conv_transpose2d) stay DRAM (but see 4.),
-   and so do inputs of convs with kernels over 7x7; other convs read and write L1 on their all-in-L1 path.
+   (writes_dram_only: conv_transpose2d, and convs kept on their DRAM path by ir/placements.py conv_all_in_l1)
+   stay DRAM (but see 4.), and so do those convs' inputs; other convs read and write L1 on their all-in-L1
+   path.
    Weights stay DRAM unless small (<= SMALL_WEIGHT_BYTES per bank) and read at least twice, and then they
    hold L1 for the whole program.
 2. Sharding.  An L1 buffer without views whose producer writes and whose every reader reads height-sharded
@@ -39,8 +40,8 @@ from onnx2ttnn.ir.graph import layout_of, set_layout, ttnn_node
 from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import Buffer
 from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_all_in_l1, conv_reads_height_sharded, height_shard_layout,
-                                     matmul_reads_height_sharded, physical_2d, writes_dram_only,
-                                     writes_height_sharded)
+                                     matmul_reads_height_sharded, physical_2d, writes_height_sharded)
+from onnx2ttnn.ir.ttnn_ops import op_info
 
 SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
 SHARD_GAIN = 0.98  # sharding must cut the modelled time of the ops it changes (producer, readers) by 2 %
@@ -71,7 +72,7 @@ def plan_with_moves(graph, device: DeviceSpec, budget: int) -> tuple[Plan, list[
     Returns the plan, the buffers it was made over and the number of moves kept."""
     from onnx2ttnn.ir.liveness import buffers
 
-    moves = insert_moves(graph)
+    moves = insert_moves(graph, device.cores)
     for _ in range(4):
         bufs = buffers(graph)
         plan = plan_auto(graph, bufs, device, budget)
@@ -87,13 +88,13 @@ def plan_with_moves(graph, device: DeviceSpec, budget: int) -> tuple[Plan, list[
     return plan_auto(graph, bufs, device, budget), bufs, 0
 
 
-def insert_moves(graph) -> list:
+def insert_moves(graph, banks: int) -> list:
     """A to_memory_config after every DRAM-only output that a device op reads (not a graph output)."""
     outputs = {id(t) for t in graph.outputs}
     nodes, moves = [], []
     for node in graph.nodes:
         nodes.append(node)
-        if not writes_dram_only(node):
+        if not writes_dram_only(node, banks):
             continue
         for out in node.outputs:
             layout = layout_of(out)
@@ -216,19 +217,37 @@ def _describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) 
         benefit = nbytes * len(reads) if size <= SMALL_WEIGHT_BYTES and len(reads) >= 2 else 0
         first, last = 0, last_index
     else:
-        benefit = 0 if dram_only(buf) or any(_large_conv(node) for node, _ in reads) else nbytes * (1 + len(reads))
+        benefit = 0 if dram_only(buf, device.cores) or any(_large_conv(node, device.cores) for node, _ in reads) \
+            else nbytes * (1 + len(reads))
     return _Item(buf, first, last, l1, size, benefit, reads)
 
 
-def _large_conv(node) -> bool:
-    """A conv that must read its input from DRAM (kernel over 7x7, ir/placements.py conv_all_in_l1)."""
-    return node.op in CONV_OPS and not conv_all_in_l1(node.attrs)
+def _large_conv(node, banks: int) -> bool:
+    """A conv kept on its DRAM path: it reads its input from DRAM (ir/placements.py conv_all_in_l1)."""
+    return node.op in CONV_OPS and not _on_l1_path(node, banks)
 
 
-def dram_only(buf: Buffer) -> bool:
-    """The buffer's producer always writes DRAM (ir/placements.py writes_dram_only)."""
+def _on_l1_path(node, banks: int) -> bool:
+    """conv2d may take its all-in-L1 path (conv_transpose2d never does here)."""
+    if node.op != "conv2d":
+        return False
+    x = node.inputs[0]
+    l1 = layout_of(x).with_(buffer="l1", memory_layout="interleaved")
+    return conv_all_in_l1(node.attrs, bytes_per_bank(x.shape, l1, banks))
+
+
+def writes_dram_only(node, banks: int) -> bool:
+    """The ttnn call always writes its output to DRAM: its op does (ir/ttnn_ops.py output_buffer), or it is a
+    conv2d kept on its DRAM path."""
+    if node.op == "conv2d":
+        return not _on_l1_path(node, banks)
+    return op_info(node.op).output_buffer == "dram"
+
+
+def dram_only(buf: Buffer, banks: int) -> bool:
+    """The buffer's producer always writes DRAM (writes_dram_only)."""
     producer = buf.root.inputs[0] if buf.root.inputs else None
-    return producer is not None and writes_dram_only(producer)
+    return producer is not None and writes_dram_only(producer, banks)
 
 
 def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budget: int) -> None:

@@ -1,6 +1,6 @@
 """Run one node-test case: convert in-process, run the program on the simulator, compare with the expected outputs.
 
-fp32 (the pass criterion): `convert(dtype="fp32", memory="dram")`, every output must have the expected
+fp32 (the pass criterion): `convert(dtype="fp32")` (the default --memory auto), every output must have the expected
 dtype and shape and satisfy np.testing.assert_allclose with the case's rtol/atol, the device must hold no
 leaked buffers, and the program must fit the real ttnn API manifest.  bf16 (reported only): the default
 conversion, every output of the expected shape with PCC >= 0.99 (verify's threshold).
@@ -60,7 +60,7 @@ def _run(case: NodeCase, dtype: str) -> Result:
     test = case.case
     model, feeds = bind_shape_operands(test, base_case(case))
     try:
-        conversion = convert(model, dtype=dtype, memory="dram")
+        conversion = convert(model, dtype=dtype)  # the default memory policy (auto)
     except Exception as exc:  # any failure to convert a claimed op is a failure of the case
         return Result(False, "convert", f"{type(exc).__name__}: {_first_line(exc)}")
     if dtype == "fp32":

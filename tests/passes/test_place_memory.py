@@ -98,6 +98,17 @@ def test_auto_keeps_outputs_of_convs_over_7x7_in_dram():
     assert layout_of(conv.inputs[0]).buffer == "dram"  # a large kernel reads DRAM too (ir/placements.py)
 
 
+def test_auto_keeps_convs_over_the_measured_input_window_on_the_dram_path():
+    # 64 channels at 300x300 (176 KiB per bank) under a 3x3 window: never fits the all-in-L1 path on real ttnn
+    module, _ = _plan(_conv_model(False, side=300, channels=64, kernel=3))
+    conv = next(n for n in module.graph.nodes if n.op == "conv2d")
+    assert layout_of(conv.outputs[0]).buffer == "dram" and layout_of(conv.inputs[0]).buffer == "dram"
+    assert "slice_config" not in conv.attrs
+    small = next(n for n in _plan(_conv_model(False, side=56, channels=64, kernel=3))[0].graph.nodes
+                 if n.op == "conv2d")
+    assert layout_of(small.outputs[0]).buffer == "l1"
+
+
 def test_dram_policy_keeps_convs_off_the_all_in_l1_path(cnn_path):
     module, _ = _plan(cnn_path, memory="dram")
     assert all("slice_config" not in n.attrs for n in module.graph.nodes if n.op == "conv2d")
