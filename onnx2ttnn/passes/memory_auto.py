@@ -217,14 +217,16 @@ def _describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) 
         benefit = nbytes * len(reads) if size <= SMALL_WEIGHT_BYTES and len(reads) >= 2 else 0
         first, last = 0, last_index
     else:
-        benefit = 0 if dram_only(buf, device.cores) or any(_large_conv(node, device.cores) for node, _ in reads) \
-            else nbytes * (1 + len(reads))
+        kept_in_dram = dram_only(buf, device.cores) or feeds_dram_path_conv(buf, device.cores)
+        benefit = 0 if kept_in_dram else nbytes * (1 + len(reads))
     return _Item(buf, first, last, l1, size, benefit, reads)
 
 
-def _large_conv(node, banks: int) -> bool:
-    """A conv kept on its DRAM path: it reads its input from DRAM (ir/placements.py conv_all_in_l1)."""
-    return node.op in CONV_OPS and not _on_l1_path(node, banks)
+def feeds_dram_path_conv(buf: Buffer, banks: int) -> bool:
+    """A conv kept on its DRAM path reads the buffer: it stays in DRAM (an L1 input would make real ttnn take
+    the all-in-L1 path, which that conv does not fit; ir/placements.py conv_all_in_l1)."""
+    return any(node.op in CONV_OPS and node.inputs and node.inputs[0] is member and not _on_l1_path(node, banks)
+               for member in buf.members for node in member.outputs)
 
 
 def _on_l1_path(node, banks: int) -> bool:

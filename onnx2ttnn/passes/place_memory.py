@@ -5,7 +5,8 @@ Writes: buffer and memory layout in every device tensor's TTNNLayout; all views 
 placement.  `dram`: everything DRAM interleaved.  `l1`: walking the schedule, a buffer goes to L1
 interleaved when it fits beside the L1 buffers live at that point within the per-core budget
 (DeviceSpec.l1_budget_per_bank less OP_SCRATCH_RESERVE for the ops' own circular buffers), else DRAM.
-Weights, and outputs of ops that always write DRAM (passes/memory_auto.py writes_dram_only), stay in DRAM.  `auto` (passes/memory_auto.py):
+Weights, outputs of ops that always write DRAM (passes/memory_auto.py writes_dram_only) and inputs of convs
+kept on their DRAM path stay in DRAM.  `auto` (passes/memory_auto.py):
 L1 by DRAM bytes saved under the same budget over the liveness schedule, height sharding where the op facts
 (ir/placements.py) allow it and the cost model (ir/cost.py) says it is faster, replayed on a model of the
 allocator; outputs of ops that always write DRAM are moved to L1 (to_memory_config) where that pays.  Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`;
@@ -18,7 +19,7 @@ from onnx2ttnn.ir.graph import Module, layout_of, set_layout
 from onnx2ttnn.ir.layout import bytes_per_bank
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.passes.base import Pass, PassContext
-from onnx2ttnn.passes.memory_auto import dram_only, plan_with_moves
+from onnx2ttnn.passes.memory_auto import dram_only, feeds_dram_path_conv, plan_with_moves
 
 OP_SCRATCH_RESERVE = 320 * 1024  # bytes per core kept free for op circular buffers
 
@@ -66,7 +67,8 @@ class PlaceMemory(Pass):
         live: list = []
         used = peak = 0
         chosen = set()
-        for buf in sorted((b for b in bufs if not b.is_param and not dram_only(b, banks)), key=lambda b: b.first):
+        for buf in sorted((b for b in bufs if not b.is_param and not dram_only(b, banks)
+                           and not feeds_dram_path_conv(b, banks)), key=lambda b: b.first):
             for other in [o for o in live if o.last < buf.first]:
                 live.remove(other)
                 used -= other.size

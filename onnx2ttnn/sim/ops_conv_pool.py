@@ -4,10 +4,10 @@ global_avg_pool2d.
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
 (TILE, DRAM interleaved unless memory_config says otherwise; from a DRAM input always TILE DRAM
 interleaved, as real ttnn's DRAM slicing path does, unless slice_config is Conv2dL1FullSliceConfig: then the
-all-in-L1 path honours memory_config, L1 interleaved or sharded, as on the real library).  Host OIHW weights are "prepared" into a
-device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM) plus a bias [1, 1, 1, OC]; with
-return_weights_and_bias they are handed back and passing them on later calls works, as on the real library;
-without it they are freed when the call returns.  max/avg_pool2d take BFLOAT16 input only (the
+all-in-L1 path honours memory_config, L1 interleaved or sharded, as on the real library).  Host OIHW
+weights are "prepared" into a device tensor [1, 1, KH*KW*IC/groups, OC] (TILE, weights_dtype, DRAM)
+plus a bias [1, 1, 1, OC]; with return_weights_and_bias they are handed back and passing them on later
+calls works, as on the real library; without it they are freed when the call returns.  max/avg_pool2d take BFLOAT16 input only (the
 real error for float32) and return [1, 1, N*OH*OW, C]; with no memory_config they pick ROW_MAJOR L1
 height-sharded outputs like the real ops do.  global_avg_pool2d always returns BFLOAT16.
 """
