@@ -47,8 +47,10 @@ SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for th
 SHARD_GAIN = 0.98  # sharding must cut the modelled time of the ops it changes (producer, readers) by 2 %
 MOVE_GAIN = 0.98  # a move that saves no DRAM bytes must cut the modelled time of it and its readers by 2 %
 MOVE = "to_memory_config"
-# conv2d's own L1 beyond OP_SCRATCH_RESERVE: ViT-B/16's patch conv (16x16/16, 3->768 at 224x224) allocates
-# an 892928 B/bank L1 buffer of its own on real ttnn (mock run); the planner keeps that free around convs
+# conv2d's own L1 beyond OP_SCRATCH_RESERVE, kept free at every conv: the convs ir/placements.py admits to the
+# all-in-L1 path need at most 532 KiB per bank beyond their input, output included (probe_conv_cb.py,
+# results/conv_cb.txt), under the 960 KiB the two reserve; ViT-B/16's patch conv on its DRAM path allocates
+# an 892928 B/bank L1 buffer of its own (mock run), which the two reserves leave room for too
 CONV_SCRATCH_EXTRA = 640 * 1024
 CONV_OPS = ("conv2d", "conv_transpose2d")
 
