@@ -235,6 +235,10 @@ def _pool_impl(op, kind, input_tensor, batch_size, input_h, input_w, channels, k
     sh, sw = _pair(op, "stride", stride)
     dh, dw = _pair(op, "dilation", dilation)
     top, bottom, left, right = _padding(op, padding)
+    if (kh - 1) * dh + 1 > input_h + top + bottom or (kw - 1) * dw + 1 > input_w + left + right:
+        # the real library does not refuse this: the process dies (SIGSEGV) inside the call
+        raise RuntimeError(f"{op}: a {kh}x{kw} window (dilation {dh}x{dw}) larger than the padded "
+                           f"{input_h + top + bottom}x{input_w + left + right} input crashes real ttnn 0.81.1")
     x = _nchw(op, input_tensor, batch_size, input_h, input_w, channels)
     if kind == "max":
         if top == bottom and left == right and top <= kh // 2 and left <= kw // 2:

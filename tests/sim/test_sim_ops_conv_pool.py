@@ -166,6 +166,16 @@ def test_pools_refuse_float32_input(ttnn, device):
         ttnn.avg_pool2d(x, 1, 8, 8, 32, [2, 2], [2, 2], [0, 0])
 
 
+def test_pools_refuse_a_window_larger_than_the_padded_input(ttnn, device):
+    """Real ttnn dies inside the call (SIGSEGV) on such a window; lowering/pool.py makes it a global pool."""
+    x = ttnn.from_torch(torch.randn(1, 1, 4, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    with pytest.raises(RuntimeError, match="larger than the padded 2x2 input"):
+        ttnn.max_pool2d(x, 1, 2, 2, 32, [3, 3], [1, 1], [0, 0], [1, 1])
+    with pytest.raises(RuntimeError, match="larger than the padded 2x2 input"):
+        ttnn.avg_pool2d(x, 1, 2, 2, 32, [3, 3], [1, 1], [0, 0])
+    assert ttnn.max_pool2d(x, 1, 2, 2, 32, [3, 3], [1, 1], [1, 1], [1, 1]).shape[-1] == 32  # padded 4x4: fits
+
+
 def test_global_avg_pool2d_output_stays_bfloat16(ttnn, device):
     x = ttnn.from_torch(torch.randn(1, 7, 7, 64), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
     assert ttnn.global_avg_pool2d(x, dtype=ttnn.float32).dtype is ttnn.bfloat16
