@@ -7,10 +7,11 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.shapes import SHAPE_ONLY_ELEMENTS, elements
 
 
 def load_model(path: str) -> onnx.ModelProto:
-    """Read `path`, resolve external data next to it, and run the ONNX checker."""
+    """Read `path`, check its external data next to it (reading the small tensors), run the ONNX checker."""
     if not os.path.exists(path):
         raise ConversionError(f"model file not found: {path}")
     if not os.path.isfile(path):
@@ -29,7 +30,9 @@ def load_model(path: str) -> onnx.ModelProto:
 
 
 def _load_external_data(model: onnx.ModelProto, base_dir: str, path: str) -> None:
-    """Read tensors stored outside the .onnx file, naming the missing file when there is one."""
+    """Check that every tensor stored outside the .onnx file is there (naming the missing file) and read the
+    small ones, which shape inference may need; the large ones stay in their files until the importer's
+    constants read them into numpy (frontend/weights.py), so the proto never holds a copy of the weights."""
     for tensor in onnx.external_data_helper._get_all_tensors(model):
         if not onnx.external_data_helper.uses_external_data(tensor):
             continue
@@ -40,7 +43,11 @@ def _load_external_data(model: onnx.ModelProto, base_dir: str, path: str) -> Non
                 f"{path}: external data file {location!r} for tensor {tensor.name!r} not found in {base_dir}"
             )
     try:
-        onnx.load_external_data_for_model(model, base_dir)
+        for tensor in onnx.external_data_helper._get_all_tensors(model):
+            if onnx.external_data_helper.uses_external_data(tensor) and elements(tensor.dims) <= SHAPE_ONLY_ELEMENTS:
+                onnx.external_data_helper.load_external_data_for_tensor(tensor, base_dir)
+                tensor.data_location = onnx.TensorProto.DEFAULT
+                del tensor.external_data[:]
     except (OSError, ValueError) as exc:
         raise ConversionError(f"{path}: cannot read external data: {exc}") from None
 

@@ -51,7 +51,7 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
         )
 
 
-_SHAPE_ONLY_ELEMENTS = 1024  # larger initializers are never shape operands: inference needs only their type
+SHAPE_ONLY_ELEMENTS = 1024  # larger initializers are never shape operands: inference needs only their type
 
 
 def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -80,7 +80,7 @@ def _light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     _copy_fields(model.graph, light.graph, skip="initializer")
     inputs = {i.name for i in model.graph.input}
     for tensor in model.graph.initializer:
-        if _elements(tensor.dims) <= _SHAPE_ONLY_ELEMENTS:
+        if elements(tensor.dims) <= SHAPE_ONLY_ELEMENTS:
             light.graph.initializer.append(tensor)
         elif tensor.name not in inputs:  # an old model may list its initializers among the inputs already
             light.graph.input.append(onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims))
@@ -100,7 +100,7 @@ def _copy_fields(source, target, skip: str) -> None:
             setattr(target, field.name, value)
 
 
-def _elements(dims) -> int:
+def elements(dims) -> int:
     count = 1
     for d in dims:
         count *= int(d)
