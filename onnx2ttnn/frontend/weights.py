@@ -6,10 +6,17 @@ weights are held once (as numpy arrays), not twice (proto and numpy).
 """
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import onnx.external_data_helper as external
 import onnx_graphsurgeon as gs
 from onnx_graphsurgeon.ir.tensor import LazyValues
+
+_T = onnx.TensorProto
+# ONNX types whose raw data is numpy's own layout (little-endian); the others (bfloat16, float8, packed int4,
+# strings) are read the way graphsurgeon reads them, through onnx.numpy_helper
+_PLAIN = (_T.FLOAT, _T.DOUBLE, _T.FLOAT16, _T.INT8, _T.INT16, _T.INT32, _T.INT64, _T.UINT8, _T.UINT16,
+          _T.UINT32, _T.UINT64, _T.BOOL)
 
 
 class FileValues(LazyValues):
@@ -29,6 +36,16 @@ class FileValues(LazyValues):
         loaded.data_location = onnx.TensorProto.DEFAULT
         del loaded.external_data[:]
         return loaded
+
+    def load(self) -> np.ndarray:
+        """The tensor's values as a new numpy array: the file's bytes once, then one copy (the base class goes
+        through a loaded TensorProto: four copies of the tensor at once)."""
+        if self._reference.data_type not in _PLAIN:
+            return super().load()
+        data = external._read_external_data_bytes(self._reference, self._base_dir)  # onnx's path and bounds checks
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(self._reference.data_type)
+        view = np.frombuffer(data, dtype=dtype.newbyteorder("<")).reshape(tuple(self._reference.dims))
+        return view.astype(dtype, copy=True)
 
 
 def defer_external_weights(graph: gs.Graph, base_dir: str) -> None:

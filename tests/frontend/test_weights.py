@@ -1,10 +1,13 @@
 """weights: large external-data tensors stay in their file until a pass reads them; small ones are loaded."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.numpy_helper
 import onnx_graphsurgeon as gs
+import pytest
+from onnx_graphsurgeon.ir.tensor import LazyValues
 
 from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.frontend.weights import FileValues
@@ -55,3 +58,17 @@ def test_an_exported_graph_holds_the_weights_data(tmp_path):
     weights = {t.name: t for t in exported.graph.initializer}
     assert not onnx.external_data_helper.uses_external_data(weights["w"])
     np.testing.assert_array_equal(onnx.numpy_helper.to_array(weights["w"]), WEIGHT)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.bool_, ml_dtypes.bfloat16])
+def test_values_read_from_the_file_equal_graphsurgeons_reading(tmp_path, dtype):
+    values = np.arange(-600, 600).reshape(30, 40) % 7
+    tensor = onnx.numpy_helper.from_array(values.astype(dtype), "t")
+    onnx.external_data_helper.set_external_data(tensor, "t.data")
+    (tmp_path / "t.data").write_bytes(tensor.raw_data)
+    tensor.ClearField("raw_data")
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    file_values = FileValues(LazyValues(tensor), str(tmp_path))
+    ours, theirs = file_values.load(), LazyValues(file_values.tensor).load()
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape and ours.flags.writeable
+    np.testing.assert_array_equal(ours, theirs)
