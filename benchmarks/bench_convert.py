@@ -67,8 +67,17 @@ def graph_size(path: str) -> tuple[int, int]:
     return len(model.graph.node), nbytes
 
 
-def _peak_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+def _rss_bytes(field: str = "VmHWM") -> int:
+    """This process's peak (VmHWM) or current (VmRSS) resident size.  /proc/self/status, not getrusage: a
+    child's ru_maxrss starts at its parent's size when forked (a parent that imported torch: ~250 MB)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux KiB; no /proc: the best we have
 
 
 def _import_stages(path: str) -> dict:
@@ -99,7 +108,7 @@ def child(path: str, repeats: int, memory: str) -> dict:
     import onnx2ttnn
 
     gc.collect()
-    before = _peak_rss_bytes()
+    before = _rss_bytes("VmRSS")
     best = None
     for _ in range(repeats):
         start = time.perf_counter()
@@ -109,7 +118,7 @@ def child(path: str, repeats: int, memory: str) -> dict:
             best = (total, list(conversion.timings))
         del conversion
         gc.collect()
-    peak = _peak_rss_bytes()
+    peak = _rss_bytes("VmHWM")
     return {"total": best[0], "timings": best[1], "rss_growth": peak - before, "stages": _import_stages(path)}
 
 
