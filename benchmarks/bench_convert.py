@@ -7,9 +7,10 @@ process (the fastest of --repeats conversions is timed) and prints one table: la
 MB, total convert seconds, seconds per 1000 nodes, the split of the import into its stages (load + checker,
 shape inference, graph import; timed once more after the conversions), each pass's seconds, and the peak RSS
 growth during the conversions as a multiple of the weights' size (about 1x: the weights are held once;
-2x or more: something holds a second copy). Last line: the linearity ratio, the largest model's seconds
+2x or more: something holds a second copy). Last lines: the linearity ratio, the largest model's seconds
 per node over the smallest's (1.0 = linear; the embeddings weigh the same in every model, so the
-per-node time of the small models carries more fixed cost and the ratio sits below 1 when all is linear).
+per-node time of the small models carries more fixed cost and the ratio sits below 1 when all is linear),
+and the marginal seconds per 1000 nodes from each size to the next (rising: super-linear).
 Usage: python benchmarks/bench_convert.py [--layers 1 2 4 8 12] [--repeats 2] [--memory auto]
 Results of a run are kept in benchmarks/README.md.
 """
@@ -148,13 +149,14 @@ def main(argv=None) -> int:
     header = " ".join(f"{name:>{width}}" for name, width in columns)
     print(header)
     print("-" * len(header))
-    per_node = []
+    per_node, points = [], []
     for layers in sorted(args.layers):
         path = export_path(layers)
         nodes, weight_bytes = graph_size(path)
         row = measure(path, args.repeats, args.memory)
         timings = dict(row["timings"])
         per_node.append(row["total"] / nodes)
+        points.append((layers, nodes, row["total"]))
         cells = [f"{layers:6d}", f"{nodes:6d}", f"{weight_bytes / 1e6:10.1f}", f"{row['total']:8.3f}",
                  f"{1000 * row['total'] / nodes:10.3f}"]
         cells += [f"{timings['import']:7.3f}"] + [f"{row['stages'][name]:7.3f}" for name, _ in IMPORT_COLUMNS]
@@ -163,6 +165,8 @@ def main(argv=None) -> int:
         print(" ".join(cells), flush=True)
     if len(per_node) > 1:
         print(f"linearity ratio (largest model's s/node over the smallest's): {per_node[-1] / per_node[0]:.2f}")
+        steps = [f"{a[0]}->{b[0]}: {1000 * (b[2] - a[2]) / (b[1] - a[1]):.3f}" for a, b in zip(points, points[1:])]
+        print("marginal s/1k nodes (flat or falling = linear): " + ", ".join(steps))
     return 0
 
 
