@@ -10,6 +10,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.load import load_model, opset_of
 from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
+from onnx2ttnn.frontend.weights import defer_external_weights
 from onnx2ttnn.ir.graph import Module
 
 
@@ -32,5 +33,7 @@ def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: 
         graph = gs.import_onnx(proto)
     except Exception as exc:  # graphsurgeon raises many types on malformed graphs
         raise ConversionError(f"cannot import the graph: {exc}") from None
+    if path is not None:
+        defer_external_weights(graph, os.path.dirname(os.path.abspath(path)))
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
     return Module(graph=graph, opset=opset, source_path=path, producer=producer)

@@ -7,12 +7,11 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnx2ttnn.errors import ConversionError
-
-_TWO_GB = 2**31
+from onnx2ttnn.frontend.shapes import SHAPE_ONLY_ELEMENTS, elements
 
 
 def load_model(path: str) -> onnx.ModelProto:
-    """Read `path`, resolve external data next to it, and run the ONNX checker."""
+    """Read `path`, check its external data next to it (reading the small tensors), run the ONNX checker."""
     if not os.path.exists(path):
         raise ConversionError(f"model file not found: {path}")
     if not os.path.isfile(path):
@@ -26,12 +25,14 @@ def load_model(path: str) -> onnx.ModelProto:
     if not model.HasField("graph") or not model.opset_import:
         raise ConversionError(f"{path} is not a valid ONNX model (no graph or no opset)")
     _load_external_data(model, os.path.dirname(os.path.abspath(path)), path)
-    _check(model, path)
+    _check(path)
     return model
 
 
 def _load_external_data(model: onnx.ModelProto, base_dir: str, path: str) -> None:
-    """Read tensors stored outside the .onnx file, naming the missing file when there is one."""
+    """Check that every tensor stored outside the .onnx file is there (naming the missing file) and read the
+    small ones, which shape inference may need; the large ones stay in their files until the importer's
+    constants read them into numpy (frontend/weights.py), so the proto never holds a copy of the weights."""
     for tensor in onnx.external_data_helper._get_all_tensors(model):
         if not onnx.external_data_helper.uses_external_data(tensor):
             continue
@@ -42,17 +43,21 @@ def _load_external_data(model: onnx.ModelProto, base_dir: str, path: str) -> Non
                 f"{path}: external data file {location!r} for tensor {tensor.name!r} not found in {base_dir}"
             )
     try:
-        onnx.load_external_data_for_model(model, base_dir)
+        for tensor in onnx.external_data_helper._get_all_tensors(model):
+            if onnx.external_data_helper.uses_external_data(tensor) and elements(tensor.dims) <= SHAPE_ONLY_ELEMENTS:
+                onnx.external_data_helper.load_external_data_for_tensor(tensor, base_dir)
+                tensor.data_location = onnx.TensorProto.DEFAULT
+                del tensor.external_data[:]
     except (OSError, ValueError) as exc:
         raise ConversionError(f"{path}: cannot read external data: {exc}") from None
 
 
-def _check(model: onnx.ModelProto, path: str) -> None:
+def _check(path: str) -> None:
+    """The ONNX checker, run on the file: checking the loaded proto would serialize every weight to hand
+    the model to the C++ checker (and measure it first), seconds for a BERT; the file holds the same graph
+    and names its external data, which the checker checks is there."""
     try:
-        if model.ByteSize() < _TWO_GB:
-            onnx.checker.check_model(model)
-        else:
-            onnx.checker.check_model(path)
+        onnx.checker.check_model(path)
     except (onnx.checker.ValidationError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConversionError(f"{path} fails the ONNX checker: {first}") from None

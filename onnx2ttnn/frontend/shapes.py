@@ -51,11 +51,57 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
         )
 
 
+SHAPE_ONLY_ELEMENTS = 1024  # larger initializers are never shape operands: inference needs only their type
+
+
 def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """ONNX shape inference with data propagation (resolves Shape->Gather->Concat->Reshape chains)."""
+    """ONNX shape inference with data propagation (resolves Shape->Gather->Concat->Reshape chains), run on
+    a light copy of the model (large initializers demoted to typed inputs, so no weight is serialized or
+    copied); the shapes it finds are written back into `model`, which is returned."""
+    light = _light_copy(model)
     try:
-        if model.ByteSize() < 2**31:
-            return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        if light.ByteSize() < 2**31:
+            inferred = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
+        else:
+            return model  # > 2 GB without the weights: rely on the shapes the exporter wrote and on folding
     except (onnx.shape_inference.InferenceError, ValueError) as exc:
         raise ConversionError(f"shape inference failed: {str(exc).strip().splitlines()[0]}") from None
-    return model  # > 2 GB: rely on the shapes the exporter wrote and on folding
+    for name in ("node", "value_info", "output"):  # what inference writes (subgraphs live in nodes)
+        field = getattr(model.graph, name)
+        del field[:]
+        field.extend(getattr(inferred.graph, name))
+    return model
+
+
+def _light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` without the data of its large initializers: each becomes a graph input of its dtype and shape."""
+    light = onnx.ModelProto()
+    _copy_fields(model, light, skip="graph")
+    _copy_fields(model.graph, light.graph, skip="initializer")
+    inputs = {i.name for i in model.graph.input}
+    for tensor in model.graph.initializer:
+        if elements(tensor.dims) <= SHAPE_ONLY_ELEMENTS:
+            light.graph.initializer.append(tensor)
+        elif tensor.name not in inputs:  # an old model may list its initializers among the inputs already
+            light.graph.input.append(onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims))
+    return light
+
+
+def _copy_fields(source, target, skip: str) -> None:
+    """Copy every set field of protobuf message `source` but `skip` into `target`."""
+    for field, value in source.ListFields():
+        if field.name == skip:
+            continue
+        if field.is_repeated:
+            getattr(target, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(target, field.name).CopyFrom(value)
+        else:
+            setattr(target, field.name, value)
+
+
+def elements(dims) -> int:
+    count = 1
+    for d in dims:
+        count *= int(d)
+    return count

@@ -232,11 +232,12 @@ class LoweringContext:
         key = key if key is not None else (name, id(array))
         if key in self._params:
             return self._params[key]
+        # copy=False: a weight already in its upload dtype is the model's own array, not a second copy
         array = np.ascontiguousarray(array)
         if array.dtype.kind in "fb":  # booleans live on the device as 0.0 / 1.0
-            array = array.astype(np.float32)
+            array = array.astype(np.float32, copy=False)
         elif array.dtype.kind in "iu":
-            array = array.astype(np.int32)
+            array = array.astype(np.int32, copy=False)
         pname = self._param_names.create(name)
         const = gs.Constant(pname, array)
         out = gs.Variable(pname, dtype=array.dtype, shape=list(array.shape) or [1])

@@ -93,7 +93,8 @@ def gemm(ctx: LoweringContext, node: gs.Node) -> None:
     if wb is not None and (c is None or bias is not None) and (bias is None or bias.size == out.shape[-1]
                                                                 or bias.size == 1):
         w = wb.T if node.attrs.get("transB", 0) else wb
-        w = gs.Constant(b.name + ("_t" if node.attrs.get("transB", 0) else ""), (alpha * w).astype(np.float32))
+        w = alpha * w if alpha != 1.0 else w  # alpha 1: the model's own weight, not a scaled copy of it
+        w = gs.Constant(b.name + ("_t" if node.attrs.get("transB", 0) else ""), np.asarray(w, dtype=np.float32))
         full_bias = None if bias is None else np.broadcast_to(beta * bias.reshape(-1), (out.shape[-1],))
         _matmul(ctx, a, w, out, bias=full_bias)
         return

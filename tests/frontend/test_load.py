@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import onnx
+import onnx.numpy_helper
+import pytest
 
 import onnx2ttnn
+from onnx2ttnn.errors import ConversionError
 
 
 def test_external_data_is_read_next_to_the_model(mlp_path, tmp_path):
@@ -21,3 +25,19 @@ def test_external_data_is_read_next_to_the_model(mlp_path, tmp_path):
         assert (external.program.weights[key] == value).all()
     report = onnx2ttnn.verify(str(path))
     assert report.passed, report.text()
+
+
+def test_a_model_the_checker_rejects_is_named_with_the_checkers_words(tmp_path):
+    # The checker reads the file itself (no serialization of the loaded weights): a node reading a tensor
+    # no node produces is still caught, in a model whose weights live in external data.
+    weight = onnx.numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMul", ["x", "w"], ["y"]), onnx.helper.make_node("Relu", ["nowhere"], ["z"])],
+        "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 64])],
+        [onnx.helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [1, 64])], [weight])
+    path = tmp_path / "bad.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)]), str(path),
+              save_as_external_data=True, location="bad.onnx.data", size_threshold=0)
+    assert (tmp_path / "bad.onnx.data").is_file()
+    with pytest.raises(ConversionError, match=r"bad\.onnx fails the ONNX checker: .*nowhere"):
+        onnx2ttnn.convert(str(path))

@@ -1,0 +1,174 @@
+"""Converter speed: is onnx2ttnn.convert linear in graph size, and does it load the weights only once?
+
+Builds transformers BERT encoders with 1, 2, 4, 8 and 12 layers (hidden 768, 12 heads, intermediate 3072,
+128 tokens; random weights, fixed seed; exported with torch.onnx.export(dynamo=True) by models/export.py,
+which caches the exports; 12 layers is the zoo's BERT-base entry itself), converts each one in a fresh
+process (the fastest of --repeats conversions is timed) and prints one table: layers, ONNX nodes, weights
+MB, total convert seconds, seconds per 1000 nodes, the split of the import into its stages (load + checker,
+shape inference, graph import; timed once more after the conversions), each pass's seconds, and the peak RSS
+growth during the conversions as a multiple of the weights' size (about 1x: the weights are held once;
+2x or more: something holds a second copy). Last lines: the linearity ratio, the largest model's seconds
+per node over the smallest's (1.0 = linear; the embeddings weigh the same in every model, so the
+per-node time of the small models carries more fixed cost and the ratio sits below 1 when all is linear),
+and the marginal seconds per 1000 nodes from each size to the next (rising: super-linear).
+Usage: python benchmarks/bench_convert.py [--layers 1 2 4 8 12] [--repeats 2] [--memory auto]
+Results of a run are kept in benchmarks/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+LAYERS = (1, 2, 4, 8, 12)
+PASS_COLUMNS = (  # (timings name, column header)
+    ("fold-constants", "fold"), ("remove-identities", "ident"), ("fuse-patterns", "fuse"),
+    ("lower-to-ttnn", "lower"), ("simplify-ttnn", "simpl"), ("assign-layouts", "layout"),
+    ("decompose-layouts", "decomp"), ("place-memory", "place"), ("insert-deallocs", "dealloc"),
+    ("memory-config", "memcfg"), ("emit", "emit"),
+)
+IMPORT_COLUMNS = (("load", "load"), ("infer-shapes", "shapes"), ("graph", "graph"))
+
+
+def bert_entry(layers: int):
+    """The zoo's BERT-base entry with `layers` encoder layers (12: the entry itself, so its export is shared)."""
+    from models import zoo
+
+    base = zoo.get("bert")
+    if layers == 12:
+        return base
+    return dataclasses.replace(base, name=f"bert_l{layers}", full={"num_hidden_layers": layers})
+
+
+def export_path(layers: int) -> str:
+    from models import export
+
+    return export.export(bert_entry(layers), "full", "dynamo", log=lambda *a: print(*a, file=sys.stderr))
+
+
+def graph_size(path: str) -> tuple[int, int]:
+    """(ONNX nodes, initializer bytes) of the model, read without its external data."""
+    import math
+
+    import onnx
+
+    model = onnx.load_model(path, load_external_data=False)
+    nbytes = 0
+    for t in model.graph.initializer:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+        nbytes += math.prod(t.dims) * itemsize
+    return len(model.graph.node), nbytes
+
+
+def _rss_bytes(field: str = "VmHWM") -> int:
+    """This process's peak (VmHWM) or current (VmRSS) resident size.  /proc/self/status, not getrusage: a
+    child's ru_maxrss starts at its parent's size when forked (a parent that imported torch: ~250 MB)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux KiB; no /proc: the best we have
+
+
+def _import_stages(path: str) -> dict:
+    """Seconds of the importer's stages (frontend/importer.py does the same steps in this order)."""
+    import onnx_graphsurgeon as gs
+
+    from onnx2ttnn.frontend.load import load_model
+    from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes
+
+    out = {}
+    start = time.perf_counter()
+    proto = load_model(path)
+    out["load"] = time.perf_counter() - start
+    check_static_inputs(proto)
+    start = time.perf_counter()
+    proto = infer_shapes(proto)
+    out["infer-shapes"] = time.perf_counter() - start
+    start = time.perf_counter()
+    gs.import_onnx(proto)
+    out["graph"] = time.perf_counter() - start
+    return out
+
+
+def child(path: str, repeats: int, memory: str) -> dict:
+    """Convert `path` `repeats` times in this (fresh) process; the fastest run's timings and the peak RSS."""
+    import gc
+
+    import onnx2ttnn
+
+    gc.collect()
+    before = _rss_bytes("VmRSS")
+    best = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        conversion = onnx2ttnn.convert(path, memory=memory)
+        total = time.perf_counter() - start
+        if best is None or total < best[0]:
+            best = (total, list(conversion.timings))
+        del conversion
+        gc.collect()
+    peak = _rss_bytes("VmHWM")
+    return {"total": best[0], "timings": best[1], "rss_growth": peak - before, "stages": _import_stages(path)}
+
+
+def measure(path: str, repeats: int, memory: str) -> dict:
+    """Run `child` in a fresh interpreter, so each model's peak RSS is its own."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", path, "--repeats", str(repeats),
+           "--memory", memory]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "child failed")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, nargs="*", default=list(LAYERS))
+    parser.add_argument("--repeats", type=int, default=2, help="conversions per model (the fastest is timed)")
+    parser.add_argument("--memory", default="auto", help="memory policy of the conversions")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.repeats, args.memory)))
+        return 0
+    columns = [("layers", 6), ("nodes", 6), ("weights MB", 10), ("total s", 8), ("s/1k nodes", 10)]
+    columns += [("import", 7)] + [(head, 7) for _, head in IMPORT_COLUMNS] + [(head, 7) for _, head in PASS_COLUMNS]
+    columns += [("RSS/weights", 11)]
+    header = " ".join(f"{name:>{width}}" for name, width in columns)
+    print(header)
+    print("-" * len(header))
+    per_node, points = [], []
+    for layers in sorted(args.layers):
+        path = export_path(layers)
+        nodes, weight_bytes = graph_size(path)
+        row = measure(path, args.repeats, args.memory)
+        timings = dict(row["timings"])
+        per_node.append(row["total"] / nodes)
+        points.append((layers, nodes, row["total"]))
+        cells = [f"{layers:6d}", f"{nodes:6d}", f"{weight_bytes / 1e6:10.1f}", f"{row['total']:8.3f}",
+                 f"{1000 * row['total'] / nodes:10.3f}"]
+        cells += [f"{timings['import']:7.3f}"] + [f"{row['stages'][name]:7.3f}" for name, _ in IMPORT_COLUMNS]
+        cells += [f"{timings.get(name, 0.0):7.3f}" for name, _ in PASS_COLUMNS]
+        cells += [f"{row['rss_growth'] / weight_bytes:11.2f}"]
+        print(" ".join(cells), flush=True)
+    if len(per_node) > 1:
+        print(f"linearity ratio (largest model's s/node over the smallest's): {per_node[-1] / per_node[0]:.2f}")
+        steps = [f"{a[0]}->{b[0]}: {1000 * (b[2] - a[2]) / (b[1] - a[1]):.3f}" for a, b in zip(points, points[1:])]
+        print("marginal s/1k nodes (flat or falling = linear): " + ", ".join(steps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

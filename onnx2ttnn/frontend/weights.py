@@ -1,0 +1,72 @@
+"""Constants whose data stays in the model's external data file until a pass reads their values.
+
+The loader reads only the small external tensors into the ModelProto (frontend/load.py); each large one
+becomes a graph constant whose lazy values read the file when first asked for, straight into numpy, so the
+weights are held once (as numpy arrays), not twice (proto and numpy).
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.external_data_helper as external
+import onnx_graphsurgeon as gs
+from onnx_graphsurgeon.ir.tensor import LazyValues
+
+_T = onnx.TensorProto
+# ONNX types whose raw data is numpy's own layout (little-endian); the others (bfloat16, float8, packed int4,
+# strings) are read the way graphsurgeon reads them, through onnx.numpy_helper
+_PLAIN = (_T.FLOAT, _T.DOUBLE, _T.FLOAT16, _T.INT8, _T.INT16, _T.INT32, _T.INT64, _T.UINT8, _T.UINT16,
+          _T.UINT32, _T.UINT64, _T.BOOL)
+
+
+class FileValues(LazyValues):
+    """LazyValues of a tensor stored in an external data file: `tensor` is a loaded copy made on demand (the
+    graphsurgeon exporter and `load()` both read it), the model keeps only the reference."""
+
+    def __init__(self, lazy: LazyValues, base_dir: str) -> None:  # noqa: super().__init__ would re-measure
+        self._reference = lazy.tensor
+        self._base_dir = base_dir
+        self.shape, self.dtype, self.nbytes = lazy.shape, lazy.dtype, lazy.nbytes
+
+    @property
+    def tensor(self) -> onnx.TensorProto:
+        loaded = onnx.TensorProto()
+        loaded.CopyFrom(self._reference)
+        external.load_external_data_for_tensor(loaded, self._base_dir)
+        loaded.data_location = onnx.TensorProto.DEFAULT
+        del loaded.external_data[:]
+        return loaded
+
+    def load(self) -> np.ndarray:
+        """The tensor's values as a new numpy array: the file's bytes once, then one copy (the base class goes
+        through a loaded TensorProto: four copies of the tensor at once)."""
+        if self._reference.data_type not in _PLAIN:
+            return super().load()
+        data = external._read_external_data_bytes(self._reference, self._base_dir)  # onnx's path and bounds checks
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(self._reference.data_type)
+        view = np.frombuffer(data, dtype=dtype.newbyteorder("<")).reshape(tuple(self._reference.dims))
+        return view.astype(dtype, copy=True)
+
+
+def defer_external_weights(graph: gs.Graph, base_dir: str) -> None:
+    """Every constant of `graph` (its subgraphs, functions and tensor attributes too) still stored in an
+    external file reads it on first use; it then looks as if the loader had read it (DEFAULT location)."""
+    for const in _constants(graph):
+        lazy = const._values
+        if type(lazy) is LazyValues and external.uses_external_data(lazy.tensor):
+            const._values = FileValues(lazy, base_dir)
+            const.data_location = onnx.TensorProto.DEFAULT
+
+
+def _constants(graph) -> list[gs.Constant]:
+    """The constants of a graph or function, of the subgraphs in its nodes and of its tensor attributes."""
+    found = [t for t in graph.tensors().values() if isinstance(t, gs.Constant)]
+    for node in graph.nodes:
+        for value in node.attrs.values():
+            if isinstance(value, gs.Constant):
+                found.append(value)
+            elif isinstance(value, gs.Graph):
+                found += _constants(value)
+    for function in getattr(graph, "functions", None) or ():
+        found += _constants(function)
+    return found
