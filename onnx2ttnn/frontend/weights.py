@@ -40,9 +40,10 @@ class FileValues(LazyValues):
     def load(self) -> np.ndarray:
         """The tensor's values as a new numpy array: the file's bytes once, then one copy (the base class goes
         through a loaded TensorProto: four copies of the tensor at once)."""
-        if self._reference.data_type not in _PLAIN:
+        read = getattr(external, "_read_external_data_bytes", None)  # onnx's path and bounds checks (onnx 1.23)
+        if self._reference.data_type not in _PLAIN or read is None:  # other onnx versions: the general route
             return super().load()
-        data = external._read_external_data_bytes(self._reference, self._base_dir)  # onnx's path and bounds checks
+        data = read(self._reference, self._base_dir)
         dtype = onnx.helper.tensor_dtype_to_np_dtype(self._reference.data_type)
         view = np.frombuffer(data, dtype=dtype.newbyteorder("<")).reshape(tuple(self._reference.dims))
         return view.astype(dtype, copy=True)
