@@ -2,8 +2,9 @@
 
 For every ttnn call of the forward pass (parameter uploads run once in load_parameters and are not counted):
 - bytes: each device input is read once and each output written once, in the buffer its layout names (a
-  weight is read once per call that uses it; views and deallocations move nothing; host-side conv weights
-  are uploaded on every call, counted as DRAM reads of their bf16 bytes);
+  weight is read once per call that uses it; views and deallocations move nothing; conv weights, prepared
+  on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
+  reads of their bf16 bytes on every call);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak, other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
