@@ -18,8 +18,8 @@ those device tensors count as parameters.
 Writes JSON (to --json, else stdout):
     {"ok", "error", "error_type", "stage", "error_location", "memory_after_open", "memory_after_params",
      "memory_after_forward", "memory_after_clearing_program_cache", "program_cache_bytes_per_bank", "peak",
-     "buffers" (what is still allocated once the program cache is cleared: parameter / output /
-     allocated_in_forward), "leaked_buffers_per_bank", "outputs", "timings", ...}
+     "buffers" (what is still allocated once the program cache is cleared: parameter_or_persistent /
+     prepared_parameter (put in params by forward) / output / allocated_in_forward), "leaked_buffers_per_bank", "outputs", "timings", ...}
 The JSON file is rewritten at every stage change, so if ttnn kills the process (it aborts on some misuse,
 e.g. using a deallocated tensor) the file still says {"ok": false, "stage": <where it died>}.
 The process ends with os._exit(0 if ok else 1): on Python 3.11 (renamed cp310 extension) CPython segfaults
@@ -543,8 +543,8 @@ def main(argv=None):
         for bt in ("L1", "DRAM"):
             for b in STATE["memory_after_clearing_program_cache"][bt]["allocated_blocks"]:
                 in_params = (bt, b["address"]) in held or (bt, b["address"] + base[bt]) in held
-                kind = ("parameter_or_persistent" if (bt, b["address"]) in param_blocks or in_params
-                        else "allocated_in_forward")
+                kind = ("parameter_or_persistent" if (bt, b["address"]) in param_blocks
+                        else "prepared_parameter" if in_params else "allocated_in_forward")
                 if b["address"] + base[bt] in out_addr.get(bt, set()) or b["address"] in out_addr.get(bt, set()):
                     kind = "output"
                 bufs.append({"buffer_type": bt, "address": b["address"], "size_per_bank": b["size"], "kind": kind})
