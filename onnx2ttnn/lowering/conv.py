@@ -80,13 +80,11 @@ def _bias(ctx: LoweringContext, node: gs.Node, what: str, channels: int):
     return None
 
 
-def _conv_config(activation: str, dtype: str):
-    """bf16 programs prepare conv weights as bfloat16 (from the float32 host weight ttnn would prepare
-    FLOAT32: probe_conv_reuse.py), halving what every call reads; the fused activation, if any."""
-    kwargs = {"weights_dtype": TTNNRef("bfloat16")} if dtype == "bf16" else {}
-    if activation:
-        kwargs["activation"] = TTNNCall("UnaryWithParam", TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}"))
-    return TTNNCall("Conv2dConfig", **kwargs) if kwargs else None
+def _conv_config(activation: str):
+    if not activation:
+        return None
+    return TTNNCall("Conv2dConfig", activation=TTNNCall("UnaryWithParam",
+                                                        TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}")))
 
 
 def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> None:
@@ -109,7 +107,7 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     y = ctx.op("conv2d", inputs, out_form.flat_shape, name=out.name, device=DEVICE,
                in_channels=form.c, out_channels=int(oc), batch_size=form.n, input_height=form.h,
                input_width=form.w, kernel_size=(int(kh), int(kw)), stride=strides, padding=_padding(pads),
-               dilation=dilations, groups=groups, conv_config=_conv_config(activation, ctx.dtype))
+               dilation=dilations, groups=groups, conv_config=_conv_config(activation))
     _bind_output(ctx, out, y, out_form)
 
 
