@@ -186,6 +186,9 @@ class PythonEmitter:
                 text += f".reshape({literal(tuple(node.attrs['_shape']))})"
             return f"{self.name(node.outputs[0])} = {text}.to(torch.{dtype})"
         targets = ", ".join(self.name(t) for t in node.outputs)
+        if node.attrs.get("return_weights_and_bias"):  # the prepared weights replace the parameters read
+            prepared = [self.name(t) for t in node.inputs[1:3]] + ["_"] * (3 - len(node.inputs))
+            targets += f", ({prepared[0]}, {prepared[1]})"
         return f"{targets} = {self.call(node)}"
 
     def emit(self) -> EmittedProgram:

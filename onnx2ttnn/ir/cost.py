@@ -2,8 +2,9 @@
 
 For every ttnn call of the forward pass (parameter uploads run once in load_parameters and are not counted):
 - bytes: each device input is read once and each output written once, in the buffer its layout names (a
-  weight is read once per call that uses it; views and deallocations move nothing; host-side conv weights
-  are uploaded on every call, counted as DRAM reads of their bf16 bytes);
+  weight is read once per call that uses it; views and deallocations move nothing; conv weights, prepared
+  on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
+  reads of their float32 bytes, as ttnn prepares them, on every call);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak, other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
@@ -96,7 +97,8 @@ def is_param_upload(node: gs.Node) -> bool:
 def _bytes(tensor: gs.Tensor, layout: TTNNLayout) -> int:
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
-    return 2 * math.prod(int(d) for d in tensor.shape)  # a host weight uploaded as bf16
+    # a conv's host weight: ttnn prepares it as FLOAT32 on the device (probes/results/conv_reuse.txt)
+    return 4 * math.prod(int(d) for d in tensor.shape)
 
 
 def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:

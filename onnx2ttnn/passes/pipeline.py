@@ -15,6 +15,7 @@ from onnx2ttnn.passes.lower_to_ttnn import LowerToTTNN
 from onnx2ttnn.passes.memory_config import MemoryConfigPass
 from onnx2ttnn.passes.place_memory import PlaceMemory
 from onnx2ttnn.passes.remove_identities import RemoveIdentities
+from onnx2ttnn.passes.reuse_conv_weights import ReuseConvWeights
 from onnx2ttnn.passes.simplify_ttnn import SimplifyTTNN
 
 # What the importer does before the first pass (frontend/importer.py).
@@ -35,6 +36,7 @@ def build_pipeline() -> list[Pass]:
         FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation
         LowerToTTNN(),        # registry rules; all unsupported ops reported at once
         SimplifyTTNN(),       # reshape chains collapse
+        ReuseConvWeights(),   # conv2d prepares its weights once; later calls reuse them
         # layouts
         AssignLayouts(),      # a TTNNLayout on every tensor
         DecomposeLayouts(),   # only the to_layout conversions that ops need

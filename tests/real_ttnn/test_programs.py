@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from pathlib import Path
 
 import pytest
+import torch
 
 import onnx2ttnn
 from onnx2ttnn import sim
@@ -22,8 +24,9 @@ def _convert(model, out_dir, memory: str, device: str, **options) -> str:
     return program
 
 
-def _simulated_parameter_memory(program: str, device: str) -> dict:
-    """Bytes per bank allocated once load_parameters ran on the simulator, {'L1': n, 'DRAM': n}."""
+def _simulated_parameter_memory(program: str, device: str) -> tuple[dict, dict]:
+    """Bytes per bank the simulator holds once load_parameters ran, and what a forward pass added to the
+    parameters (conv weights it prepared), each {'L1': n, 'DRAM': n}."""
     runtime.configure(device)
     try:
         with runtime.install():
@@ -31,13 +34,20 @@ def _simulated_parameter_memory(program: str, device: str) -> dict:
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             dev = sim.open_device(device_id=0)
-            module.load_parameters(dev, None)
-            used = {bt: sim.get_memory_view(dev, getattr(sim.BufferType, bt)).total_bytes_allocated_per_bank
-                    for bt in ("L1", "DRAM")}
+            params = module.load_parameters(dev, None)
+
+            def used():
+                return {bt: sim.get_memory_view(dev, getattr(sim.BufferType, bt)).total_bytes_allocated_per_bank
+                        for bt in ("L1", "DRAM")}
+            loaded = used()
+            inputs = {ident: torch.zeros(shape, dtype=getattr(torch, dtype.split(".")[-1]))
+                      for ident, (_, shape, dtype) in module.INPUTS.items()}
+            module.forward(dev, params, **inputs)
+            prepared = {bt: n - loaded[bt] for bt, n in used().items()}
             sim.close_device(dev)
     finally:
         runtime.configure(None)
-    return used
+    return loaded, prepared
 
 
 def _allocated(view: dict) -> int:
@@ -69,18 +79,25 @@ def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> No
     assert report["returncode"] == 0
     assert report["ttnn_calls_in_forward"] > 0
 
-    # after forward only parameters and outputs hold device memory (outputs come back as torch tensors,
-    # so they hold none); the program cache's own config tensors are cleared first (run_program.py)
+    # after forward (run twice) only parameters, the conv weights the first call prepared into params, and
+    # outputs hold device memory (outputs come back as torch tensors, so they hold none); the program
+    # cache's own config tensors are cleared first (run_program.py)
     after = report["memory_after_clearing_program_cache"]
     params = report["memory_after_params"]
     leaked = [b for b in report["buffers"] if b["kind"] == "allocated_in_forward"]
     assert leaked == [], f"buffers allocated in forward and never freed: {leaked}"
+    prepared = {}
     for bt in ("L1", "DRAM"):
-        outputs = sum(b["size_per_bank"] for b in report["buffers"] if b["kind"] == "output" and b["buffer_type"] == bt)
-        assert _allocated(after[bt]) == _allocated(params[bt]) + outputs, bt
+        def held(kind):
+            return sum(b["size_per_bank"] for b in report["buffers"] if b["kind"] == kind and b["buffer_type"] == bt)
+        prepared[bt] = held("prepared_parameter")  # conv weights the first forward prepared into params
+        assert _allocated(after[bt]) == _allocated(params[bt]) + prepared[bt] + held("output"), bt
 
-    # the simulator places the same parameters in the same bytes per bank
-    simulated = _simulated_parameter_memory(program, device)
-    assert simulated == {bt: _allocated(params[bt]) for bt in ("L1", "DRAM")}
+    # the simulator places the same parameters in the same bytes per bank; both prepare conv weights in
+    # forward exactly when the program has convs (their sizes differ: real ttnn pads a conv's input channels
+    # in its prepared weight, e.g. 16 to 32, the simulator does not)
+    loaded, simulated_prepared = _simulated_parameter_memory(program, device)
+    assert loaded == {bt: _allocated(params[bt]) for bt in ("L1", "DRAM")}
+    assert (prepared["DRAM"] > 0) == (simulated_prepared["DRAM"] > 0) == ("ttnn.conv2d(" in Path(program).read_text())
     if memory == "l1":
         assert report["peak"]["l1_allocated_per_bank"] > 0, "the l1 policy placed nothing in L1 on real ttnn"
