@@ -44,14 +44,17 @@ def model_paths(full: bool, names: list[str] | None) -> list[tuple[str, str]]:
 
 
 def measure(path: str, device: str, repeats: int) -> dict:
-    row = {}
-    for memory in POLICIES:
-        runs = []
-        for _ in range(repeats):  # the fastest run: the machine is shared, single runs are noisy
+    """Each policy's cost and fastest conversion; the policies take turns within every repeat, so a slow
+    stretch of a shared machine (or a cold file cache) does not fall on one policy only."""
+    runs: dict[str, list] = {memory: [] for memory in POLICIES}
+    for _ in range(repeats):
+        for memory in POLICIES:
             start = time.perf_counter()
             conversion = onnx2ttnn.convert(path, memory=memory, device=device)
-            runs.append((time.perf_counter() - start, conversion))
-        total, conversion = min(runs, key=lambda run: run[0])
+            runs[memory].append((time.perf_counter() - start, conversion))
+    row = {}
+    for memory in POLICIES:
+        total, conversion = min(runs[memory], key=lambda run: run[0])
         cost = program_cost(conversion.module.graph, get_device(device))
         planning = sum(t for name, t in conversion.timings if name == "place-memory")
         row[memory] = {"dram": cost.dram_bytes, "time": cost.time_s, "convert_s": total, "plan_s": planning,
