@@ -1,4 +1,5 @@
-"""Which ttnn ops accept height-sharded L1 tensors, as data: the op-constraint facts the memory planner obeys.
+"""Which ttnn ops accept height- and width-sharded L1 tensors, as data: the op-constraint facts the memory
+planner obeys (width sharding: WIDTH_SHARDING below).
 
 Every entry is a fact measured on the real ttnn 0.81.1 in mock-device mode (n150):
 tools/ttnn_mock/probes/probe_sharding.py reads this table, calls each op in the form named by `probe` on
@@ -78,6 +79,40 @@ HEIGHT_SHARDING: dict[str, ShardFacts] = {
     "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
     "from_torch": ShardFacts((), True, "from_torch"),
 }
+
+
+# Width sharding (probe_width.py, results/width.txt): eltwise ops read and write width-sharded L1 tensors in
+# the planner's layout (whole padded height, whole tile columns per core, no idle core), from and into any
+# placement, the other operand of a binary op interleaved, DRAM or a broadcast row too; to_memory_config
+# converts both ways; to_torch and deallocate take them.  Other ops are not used with it.
+WIDTH_SHARDED = "width_sharded"
+WIDTH_SHARDING: dict[str, ShardFacts] = {
+    **{op: ShardFacts((0,), True, "unary") for op in UNARY},
+    **{op: ShardFacts((0, 1), True, "binary") for op in BINARY},
+    "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
+    "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
+    "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
+    "from_torch": ShardFacts((), True, "from_torch"),
+}
+
+
+def width_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int) -> Optional[TTNNLayout]:
+    """The width-sharded L1 layout spreading the tensor's tile columns over the most cores, or None.
+
+    Each core holds the whole padded height and `per_core` tile columns; only even splits on grids with no
+    idle core (one row of n <= grid_x cores, or whole rows) are used, the only ones probed."""
+    if not layout.is_tile:
+        return None
+    height, width = physical_2d(shape, layout)
+    cols = width // TILE
+    for per_core in range(max(1, -(-cols // (grid_x * grid_y))), cols + 1):
+        if cols % per_core:
+            continue
+        n = cols // per_core
+        grid = shard_grid(n, grid_x, grid_y)
+        if grid is not None:
+            return layout.with_(buffer="l1", memory_layout=WIDTH_SHARDED, grid=grid, shard=(height, per_core * TILE))
+    return None
 
 
 def reads_height_sharded(op: str, index: int) -> bool:

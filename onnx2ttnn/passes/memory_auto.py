@@ -11,11 +11,13 @@
    Weights stay DRAM unless small (<= SMALL_WEIGHT_BYTES per bank) and read at least twice, and then they
    hold L1 for the whole program.
 2. Sharding.  An L1 buffer without views whose producer writes and whose every reader reads height-sharded
-   tensors (ir/placements.py, facts probed on real ttnn) becomes height-sharded over the most cores its tile
-   rows spread over (uneven splits allowed), when the cost model (ir/cost.py) gives those of its producer and
-   readers whose time it changes at least 2 % less device time in total, every matmul reading it accepts
-   the shard layout (matmul_reads_height_sharded), and the larger per-bank
-   reservation (a shard is reserved in every bank) still fits.
+   (or width-sharded) tensors (ir/placements.py HEIGHT_SHARDING / WIDTH_SHARDING, facts probed on real
+   ttnn) may become height-sharded over the most cores its tile rows spread over (uneven splits allowed),
+   or width-sharded over the most cores its tile columns spread over.  Of the two, the one the cost model
+   (ir/cost.py) gives the least time is taken, if it gives the producer and readers whose time it changes
+   at least 2 % less device time in total, every matmul reading it accepts the shard layout
+   (matmul_reads_height_sharded), no other tensor of those ops is sharded the other way, and the larger
+   per-bank reservation (a shard is reserved in every bank) still fits.
 3. Fragmentation.  The plan is replayed on a model of the real L1 allocator (top-down first fit, freed at
    the last use); a buffer that finds no contiguous block goes back to DRAM.
 4. Conversions (plan_with_moves).  The output of an op that always writes DRAM is moved to L1 by a
@@ -39,8 +41,9 @@ from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of, set_layout, ttnn_node
 from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import Buffer
-from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_all_in_l1, conv_reads_height_sharded, height_shard_layout,
-                                     matmul_reads_height_sharded, physical_2d, writes_height_sharded)
+from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, WIDTH_SHARDING, conv_all_in_l1, conv_reads_height_sharded,
+                                     height_shard_layout, matmul_reads_height_sharded, physical_2d,
+                                     width_shard_layout)
 from onnx2ttnn.ir.ttnn_ops import op_info
 
 SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
@@ -258,36 +261,72 @@ def _shard(graph, info: list[_Item], plan: Plan, usage, device: DeviceSpec, budg
     placed = _placer([item.buf for item in info], plan)
 
     for item in info:
-        if id(item.buf.root) not in plan.layouts or not _may_shard(item):
+        if id(item.buf.root) not in plan.layouts:
             continue
-        sharded = height_shard_layout(item.buf.root.shape, item.l1, device.grid_x, device.grid_y)
-        if sharded is None or not _readers_take(item, sharded):
-            continue
-        extra = _shard_bytes(sharded) - item.size
-        if usage[item.first:item.last + 1].max() + extra > budget:
-            continue
-        nodes = list({id(n): n for n in [item.buf.root.inputs[0]] + [node for node, _ in item.reads]}.values())
-        before = [node_cost(n, device, layouts=placed).time_s for n in nodes]
-        plan.layouts[id(item.buf.root)] = sharded
-        after = [node_cost(n, device, layouts=placed).time_s for n in nodes]
-        changed = [(b, a) for b, a in zip(before, after) if a != b]  # ops whose modelled time sharding moves
-        if changed and sum(a for _, a in changed) < SHARD_GAIN * sum(b for b, _ in changed):
+        best = None  # (modelled time of the ops it changes, layout, extra bytes per bank)
+        for sharded in _candidates(item, device):
+            if _mixes_kinds(item, sharded, placed):
+                continue
+            extra = _shard_bytes(sharded) - item.size
+            if usage[item.first:item.last + 1].max() + extra > budget:
+                continue
+            nodes = list({id(n): n for n in [item.buf.root.inputs[0]] + [node for node, _ in item.reads]}.values())
+            before = [node_cost(n, device, layouts=placed).time_s for n in nodes]
+            plan.layouts[id(item.buf.root)] = sharded
+            after = [node_cost(n, device, layouts=placed).time_s for n in nodes]
+            plan.layouts[id(item.buf.root)] = item.l1
+            changed = [(b, a) for b, a in zip(before, after) if a != b]  # ops whose modelled time sharding moves
+            gain = sum(a for _, a in changed)
+            if changed and gain < SHARD_GAIN * sum(b for b, _ in changed) and (best is None or sum(after) < best[0]):
+                best = (sum(after), sharded, extra)
+        if best is not None:
+            _, sharded, extra = best
+            plan.layouts[id(item.buf.root)] = sharded
             usage[item.first:item.last + 1] += extra
             item.size += extra
-        else:
-            plan.layouts[id(item.buf.root)] = item.l1
 
 
-def _may_shard(item: _Item) -> bool:
-    """Producer and every reader accept a height-sharded tensor here (ir/placements.py)."""
+def _candidates(item: _Item, device: DeviceSpec) -> list[TTNNLayout]:
+    """The sharded layouts the buffer's producer and readers all accept (ir/placements.py)."""
+    shape = item.buf.root.shape
+    found = []
+    if _may_shard(item, HEIGHT_SHARDING):
+        height = height_shard_layout(shape, item.l1, device.grid_x, device.grid_y)
+        if height is not None and _readers_take(item, height):
+            found.append(height)
+    if _may_shard(item, WIDTH_SHARDING):
+        width = width_shard_layout(shape, item.l1, device.grid_x, device.grid_y)
+        if width is not None:
+            found.append(width)
+    return found
+
+
+def _mixes_kinds(item: _Item, sharded: TTNNLayout, placed) -> bool:
+    """Another tensor of the buffer's producer or readers is sharded the other way (height vs width): ops
+    were probed with one kind of sharding at a time, so kinds are not mixed within an op."""
+    members = {id(m) for m in item.buf.members}
+    nodes = [item.buf.root.inputs[0]] + [node for node, _ in item.reads]
+    for node in nodes:
+        for tensor in list(node.inputs) + list(node.outputs):
+            if id(tensor) in members:
+                continue
+            layout = placed(tensor)
+            if layout is not None and layout.memory_layout not in (None, "interleaved", sharded.memory_layout):
+                return True
+    return False
+
+
+def _may_shard(item: _Item, table: dict) -> bool:
+    """Producer and every reader accept the buffer sharded the way `table` (ir/placements.py) describes."""
     root = item.buf.root
     if item.buf.is_param or len(item.buf.members) != 1 or not item.l1.is_tile or not root.inputs:
         return False
-    if not writes_height_sharded(root.inputs[0].op) or root.inputs[0].op == "from_torch":
+    producer = table.get(root.inputs[0].op)
+    if producer is None or not producer.output or root.inputs[0].op == "from_torch":
         return False
     shape_2d = physical_2d(root.shape, item.l1)
     for node, index in item.reads:
-        facts = HEIGHT_SHARDING.get(node.op)
+        facts = table.get(node.op)
         if facts is None or index not in facts.inputs:
             return False
         if node.op == "conv2d" and not conv_reads_height_sharded(node.attrs):

@@ -1,10 +1,11 @@
 """ir/placements.py: the height-shard layouts the auto planner emits (probed on real ttnn: probe_moves.py) and the
-op facts it obeys (probe_sharding.py, probe_matmul_sharded.py, probe_conv_l1_out.py)."""
+op facts it obeys (probe_sharding.py, probe_width.py, probe_matmul_sharded.py, probe_conv_l1_out.py)."""
 from __future__ import annotations
 
 from onnx2ttnn.ir.layout import TTNNLayout
-from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, conv_all_in_l1, conv_reads_height_sharded, height_shard_layout,
-                                     matmul_reads_height_sharded, shard_count)
+from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, WIDTH_SHARDING, conv_all_in_l1, conv_reads_height_sharded,
+                                     height_shard_layout, matmul_reads_height_sharded, shard_count,
+                                     width_shard_layout)
 
 
 def test_even_split_uses_every_core():
@@ -56,3 +57,15 @@ def test_convs_take_the_all_in_l1_path_up_to_7x7_and_a_measured_input_window():
     assert not conv_reads_height_sharded({"kernel_size": (7, 7), "groups": 96, "in_channels": 96,
                                           "out_channels": 96})  # ConvNeXt's depthwise 7x7
     assert HEIGHT_SHARDING["typecast"].inputs == () and not HEIGHT_SHARDING["typecast"].output
+
+
+def test_width_shards_take_whole_tile_columns_on_grids_with_no_idle_core():
+    # tools/ttnn_mock/probes/results/width.txt: every eltwise op takes these layouts
+    base = TTNNLayout()
+    wide = width_shard_layout((1, 1, 64, 2048), base, 8, 8)  # 64 tile columns: one per core
+    assert (wide.memory_layout, wide.grid, wide.shard) == ("width_sharded", (8, 8), (64, 32))
+    odd = width_shard_layout((1, 1, 32, 320), base, 8, 8)  # 10 columns: 5 cores of 2, not 8 + 2
+    assert (odd.grid, odd.shard) == ((5, 1), (32, 64))
+    assert width_shard_layout((1, 1, 32, 320), base.with_(page="row_major"), 8, 8) is None
+    assert set(WIDTH_SHARDING) >= {"relu", "add", "to_memory_config", "to_torch", "deallocate"}
+    assert "matmul" not in WIDTH_SHARDING and "conv2d" not in WIDTH_SHARDING

@@ -69,6 +69,17 @@ def test_auto_height_shards_an_eltwise_chain_over_all_cores():
     assert relu_node.attrs["memory_config"].shard == (32, 64)
 
 
+def test_auto_width_shards_a_short_wide_eltwise_chain_and_it_matches_onnxruntime():
+    # 2 tile rows x 64 tile columns: height sharding reaches 2 cores, width sharding all 64
+    model = _chain((1, 1, 64, 2048))
+    module, _ = _plan(model)
+    for op in ("relu", "exp", "sigmoid"):
+        assert str(_placed(module, op)[0]) == "tile<bf16> l1 width_sharded grid=8x8 shard=64x32"
+    verify_memory_configs(module.graph)
+    report = verify(model, memory="auto")
+    assert report.passed, report.text()
+
+
 def test_auto_does_not_shard_when_the_cost_model_sees_no_gain():
     # 8 tile rows of 2 tiles: 8 shard cores reading locally equal 16 cores over the NoC
     module, _ = _plan(_chain((1, 1, 256, 64)))

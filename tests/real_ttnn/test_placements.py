@@ -45,6 +45,25 @@ def test_conv_reads_height_sharded_inputs_on_real_ttnn(ttnn_mock, tmp_path):
     assert sum(line.startswith("AGREE") for line in lines) == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
+def test_width_sharding_facts_sample_holds_on_real_ttnn(ttnn_mock, tmp_path):
+    proc = ttnn_mock._python("probes/probe_width.py", ["--sample"], str(tmp_path))
+    lines = proc.stdout.splitlines()
+    summary = [line for line in lines if line.startswith("width facts:")]
+    assert summary and summary[0].endswith(" 0 disagree"), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert int(summary[0].split()[2]) >= 20 and proc.returncode == 0
+
+
+def test_a_width_sharded_program_runs_on_real_ttnn(ttnn_mock, tmp_path):
+    from tests.passes.test_place_memory import _chain
+
+    program = str(tmp_path / "model_ttnn.py")
+    conversion = onnx2ttnn.convert(_chain((1, 1, 64, 2048)), program)
+    conversion.write(program)
+    assert "ttnn.TensorMemoryLayout.WIDTH_SHARDED" in conversion.source
+    report = ttnn_mock.run_program(program)
+    assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"
+
+
 def test_matmul_sharded_input_facts_hold_on_real_ttnn(ttnn_mock, tmp_path):
     # which shard grids a height-sharded input_tensor_a may have against weights and batched activations
     proc = ttnn_mock._python("probes/probe_matmul_sharded.py", [], str(tmp_path))
