@@ -22,17 +22,23 @@ def converter_ir_on_path():
             sys.modules[name] = pkg
 
 
-def planner_height_sharded(shape, grid_x=8, grid_y=8):
+def shard_memory_config(layout):
+    """The ttnn.MemoryConfig of a sharded L1 TTNNLayout (the memory config the compiler emits for it)."""
+    gx, gy = layout.grid
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
+    kind = getattr(ttnn.TensorMemoryLayout, layout.memory_layout.upper())
+    return ttnn.MemoryConfig(kind, ttnn.BufferType.L1,
+                             ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
+
+
+def planner_height_sharded(shape, grid_x=8, grid_y=8, max_cores=None):
     """(TTNNLayout, ttnn.MemoryConfig) of the auto planner's height-sharded layout for `shape`
     (ir/placements.py height_shard_layout); needs converter_ir_on_path() first."""
     from onnx2ttnn.ir.layout import TTNNLayout
     from onnx2ttnn.ir.placements import height_shard_layout
 
-    layout = height_shard_layout(shape, TTNNLayout(), grid_x, grid_y)
-    gx, gy = layout.grid
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    return layout, ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
-                                     ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
+    layout = height_shard_layout(shape, TTNNLayout(), grid_x, grid_y, max_cores=max_cores)
+    return layout, shard_memory_config(layout)
 
 
 DR, L1 = ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG

@@ -12,8 +12,6 @@ from _common import *
 from probe_conv_helpers import conv
 
 converter_ir_on_path()
-from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
-from onnx2ttnn.ir.placements import height_shard_layout  # noqa: E402
 
 d = open_dev()
 FULL = ttnn.Conv2dL1FullSliceConfig
@@ -52,14 +50,6 @@ def _block(per_bank):
     return dev(d, (1, 1, pages, 32), layout=RM, mc=L1)
 
 
-def hs(shape):
-    layout = height_shard_layout(shape, TTNNLayout(), 8, 8)
-    gx, gy = layout.grid
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
-                             ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
-
-
 # (name, C, OC, H, W, k, stride, groups)
 CASES = [
     ("r50 stem 7x7/2 3->64 224", 3, 64, 224, 224, 7, 2, 1),
@@ -96,7 +86,7 @@ for name, C, OC, H, W, k, s, g in CASES:
     p = k // 2
     oh, ow = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
     for iname in ("L1", "HS"):
-        imc = L1 if iname == "L1" else hs((1, 1, H * W, C))
+        imc = L1 if iname == "L1" else planner_height_sharded((1, 1, H * W, C))[1]
         omc = L1
 
         def make_input():

@@ -29,11 +29,8 @@ agree = disagree = 0
 for shape, per_core, grid, kind in CASES:
     layout = TTNNLayout().with_(buffer="l1", memory_layout=HEIGHT_SHARDED, grid=grid,
                                 shard=(per_core * 32, -(-shape[-1] // 32) * 32))
-    gx, gy = grid
-    cores = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    mc = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
-                           ttnn.ShardSpec(cores, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
-    name = f"matmul A{list(shape)} {per_core} rows/shard on {gx}x{gy}, B {kind}"
+    mc = shard_memory_config(layout)
+    name = f"matmul A{list(shape)} {per_core} rows/shard on {grid[0]}x{grid[1]}, B {kind}"
     try:
         a = dev(d, shape, mc=mc)
         if kind == "batched":

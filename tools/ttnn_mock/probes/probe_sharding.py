@@ -16,8 +16,7 @@ import sys
 from _common import *
 
 converter_ir_on_path()
-from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
-from onnx2ttnn.ir.placements import HEIGHT_SHARDING, height_shard_layout  # noqa: E402
+from onnx2ttnn.ir.placements import HEIGHT_SHARDING  # noqa: E402
 
 SHAPES = [((1, 1, 256, 64), 8), ((1, 16, 64), 1), ((1, 4, 16, 16), 4), ((1, 1, 2048, 64), 64), ((1, 1, 512, 96), 16)]
 SAMPLE_OPS = ("relu", "gelu", "add", "multiply", "where", "softmax", "layer_norm", "matmul", "to_memory_config",
@@ -30,11 +29,7 @@ agree = disagree = 0
 
 def memory_config(shape, cores):
     """The planner's own height-sharded layout (ir/placements.py), as a ttnn.MemoryConfig."""
-    layout = height_shard_layout(shape, TTNNLayout(), 8, 8, max_cores=cores)
-    gx, gy = layout.grid
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
-                             ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
+    return planner_height_sharded(shape, max_cores=cores)[1]
 
 
 def check(name, fn, expect_ok=True, expect_sharded=None):

@@ -22,11 +22,7 @@ agree = disagree = 0
 
 
 def memory_config(shape):
-    layout = width_shard_layout(shape, TTNNLayout(), 8, 8)
-    gx, gy = layout.grid
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(gx - 1, gy - 1))})
-    return ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1,
-                             ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
+    return shard_memory_config(width_shard_layout(shape, TTNNLayout(), 8, 8))
 
 
 def check(name, fn, expect_sharded=None):
