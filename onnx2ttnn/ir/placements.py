@@ -115,11 +115,6 @@ def width_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, gr
     return None
 
 
-def reads_height_sharded(op: str, index: int) -> bool:
-    facts = HEIGHT_SHARDING.get(op)
-    return facts is not None and index in facts.inputs
-
-
 CONV_MAX_WEIGHT_ELEMENTS = 307200  # in_channels / groups * kh * kw * out_channels, largest accepted
 CONV_MAX_DEPTHWISE_CHANNELS = 144  # depthwise (groups = in_channels > 1) convolutions, largest accepted
 
@@ -167,11 +162,6 @@ def matmul_reads_height_sharded(shape: Sequence[int], layout: TTNNLayout, b_batc
     rows_per_batch = dims[-2] // TILE if len(dims) >= 2 else 1
     grid_cores = layout.grid[0] * layout.grid[1]
     return layout.shard[0] // TILE == rows_per_batch and shard_count(shape, layout) == grid_cores
-
-
-def writes_height_sharded(op: str) -> bool:
-    facts = HEIGHT_SHARDING.get(op)
-    return facts is not None and facts.output
 
 
 def shard_grid(cores: int, grid_x: int, grid_y: int) -> Optional[tuple[int, int]]:
