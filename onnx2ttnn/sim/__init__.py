@@ -19,8 +19,7 @@ from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_
 from ._tensor import Tensor
 from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy,
                      StorageType, TensorMemoryLayout)
-from .ops_conv_pool import (Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, avg_pool2d, conv2d,
-                            global_avg_pool2d, max_pool2d)
+from .ops_conv import Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, conv2d, conv_transpose2d
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)
 from .ops_device import close_device, element_size, get_memory_view, open_device, synchronize_device, tile_size
@@ -34,12 +33,8 @@ from .ops_eltwise import (abs, acos, acosh, add, asin, asinh, atan, atanh, ceil,
 from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
                        to_torch, typecast)
 from .ops_matmul import linear, matmul
-from .ops_norm import argmax, layer_norm, max, mean, min, rms_norm, softmax, sum
-# NN op families block
-from .ops_conv_pool import conv_transpose2d
-from .ops_norm import cumsum, prod, topk
-# resize block
-from .ops_conv_pool import upsample
+from .ops_norm import argmax, cumsum, layer_norm, max, mean, min, prod, rms_norm, softmax, sum, topk
+from .ops_pool import avg_pool2d, global_avg_pool2d, max_pool2d, upsample
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
