@@ -25,7 +25,9 @@ e.g. using a deallocated tensor) the file still says {"ok": false, "stage": <whe
 The process ends with os._exit(0 if ok else 1): on Python 3.11 (renamed cp310 extension) CPython segfaults
 in interpreter shutdown, which must not hide the result.
 
-This file knows nothing about the converter: it only loads the generated file.
+This file and its siblings know nothing about the converter: they only load the generated file.
+run_report.py keeps the JSON report and the progress file, run_device.py reads memory and tensors off the
+device and traces every ttnn call, run_inputs.py makes the inputs.
 """
 from __future__ import annotations
 
@@ -36,275 +38,11 @@ import os
 import re
 import sys
 import time
-import traceback
 
-STATE: dict = {}
-JSON_PATH: str | None = None
-
-
-def _write():
-    text = json.dumps(STATE, indent=1, default=str)
-    if JSON_PATH:
-        tmp = JSON_PATH + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, JSON_PATH)
-    return text
-
-
-def _stage(name):
-    STATE["stage"] = name
-    STATE["error"] = f"process died during stage '{name}'"
-    if JSON_PATH:
-        _write()
-    PROGRESS.note(name, None, None)
-
-
-class Progress:
-    """Last ttnn call of the program, written with one pwrite per call to a small file, so that the
-    supervisor can say where the child died when ttnn kills the process (segfault/abort)."""
-
-    SIZE = 1024
-
-    def __init__(self):
-        self.fd = None
-        self.program = None
-        self.stage = ""
-
-    def open(self, path, program):
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.program = program
-
-    def note(self, stage, op, frame):
-        if stage is not None:
-            self.stage = stage
-        if self.fd is None:
-            return
-        line, code = "", ""
-        f = frame
-        while f is not None:  # innermost frame of the program file
-            if f.f_code.co_filename == self.program:
-                line = str(f.f_lineno)
-                break
-            f = f.f_back
-        rec = json.dumps({"stage": self.stage, "ttnn_call": op, "program_line": int(line) if line else None})
-        os.pwrite(self.fd, rec.encode()[: self.SIZE - 1].ljust(self.SIZE, b" "), 0)
-
-
-PROGRESS = Progress()
-
-
-def _finish(ok):
-    STATE["ok"] = bool(ok)
-    if ok:
-        STATE["error"] = None
-    text = _write()
-    if not JSON_PATH:
-        sys.stdout.write(text + "\n")
-    elif PROGRESS.fd is None:  # supervised children stay quiet: the supervisor reports
-        status = "ok" if ok else f"FAILED at {STATE.get('stage')}: {STATE.get('error')}"
-        sys.stderr.write(f"[run_program] {status} -> {JSON_PATH}\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0 if ok else 1)
-
-
-def error_text(exc: BaseException, max_lines: int = 12, max_chars: int = 3000) -> str:
-    """The real exception message without the C++ backtrace."""
-    s = str(exc)
-    for marker in ("backtrace:", "\nLocation:", "\n 1. "):
-        k = s.find(marker)
-        if k >= 0:
-            s = s[:k]
-    lines = [ln.rstrip() for ln in s.strip().splitlines() if ln.strip()]
-    out = "\n".join(lines[:max_lines])
-    return out[:max_chars] if out else type(exc).__name__
-
-
-def _location(exc: BaseException, program_path: str):
-    """Innermost frame of the generated program in the traceback (file line + source)."""
-    loc = None
-    for fr in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(fr.filename) == program_path:
-            loc = {"line": fr.lineno, "function": fr.name, "code": (fr.line or "").strip()}
-    return loc
-
-
-def memory_view(ttnn, device, buffer_type):
-    v = ttnn.get_memory_view(device, buffer_type)
-    blocks = []
-    for b in v.block_table:
-        if str(b.get("allocated")) == "yes":
-            blocks.append({"address": int(b["address"]), "size": int(b["size"])})
-    blocks.sort(key=lambda b: b["address"])
-    return {
-        "num_banks": int(v.num_banks),
-        "total_bytes_per_bank": int(v.total_bytes_per_bank),
-        "total_bytes_allocated_per_bank": int(v.total_bytes_allocated_per_bank),
-        "total_bytes_free_per_bank": int(v.total_bytes_free_per_bank),
-        "largest_contiguous_bytes_free_per_bank": int(v.largest_contiguous_bytes_free_per_bank),
-        "allocated_blocks": blocks,  # per bank; addresses relative to the bank's allocator base
-    }
-
-
-def memory(ttnn, device):
-    return {"L1": memory_view(ttnn, device, ttnn.BufferType.L1),
-            "DRAM": memory_view(ttnn, device, ttnn.BufferType.DRAM)}
-
-
-def describe(ttnn, t):
-    """Shape/dtype/layout/placement of a ttnn tensor (or a short repr of anything else)."""
-    if not isinstance(t, ttnn.Tensor):
-        return {"python_type": type(t).__name__, "repr": repr(t)[:200]}
-    d = {"shape": list(t.shape), "padded_shape": list(t.padded_shape), "dtype": str(t.dtype),
-         "layout": str(t.layout), "storage": str(t.storage_type())}
-    try:
-        if t.storage_type() == ttnn.StorageType.DEVICE:
-            mc = t.memory_config()
-            d["buffer_type"] = str(mc.buffer_type)
-            d["memory_layout"] = str(mc.memory_layout)
-            d["shard_shape"] = list(mc.shard_spec.shape) if mc.shard_spec is not None else None
-            d["allocated"] = bool(t.is_allocated())
-            if t.is_allocated():
-                d["buffer_address"] = int(t.buffer_address())
-    except Exception as e:  # noqa: BLE001 - description must never fail the run
-        d["describe_error"] = error_text(e, 2, 300)
-    return d
-
-
-def _release_outputs(ttnn, out) -> None:
-    """Free the device outputs of a forward call before calling forward again."""
-    for _, value in flatten_outputs(out):
-        if isinstance(value, ttnn.Tensor) and value.storage_type() == ttnn.StorageType.DEVICE and value.is_allocated():
-            ttnn.deallocate(value)
-
-
-def flatten_outputs(out):
-    if isinstance(out, dict):
-        return [(str(k), v) for k, v in out.items()]
-    if isinstance(out, (list, tuple)):
-        return [(str(i), v) for i, v in enumerate(out)]
-    return [("0", out)]
-
-
-def identifier(name: str) -> str:
-    s = re.sub(r"\W", "_", name)
-    if not s or s[0].isdigit():
-        s = "_" + s
-    return s
-
-
-def torch_dtype(torch, spec):
-    if isinstance(spec, torch.dtype):
-        return spec
-    name = str(spec).split(".")[-1]
-    dt = getattr(torch, name, None)
-    if not isinstance(dt, torch.dtype):
-        raise ValueError(f"unknown torch dtype {spec!r} in INPUTS")
-    return dt
-
-
-def make_inputs(torch, module, inputs_path, seed):
-    spec = getattr(module, "INPUTS", None)
-    if inputs_path and hasattr(module, "load_inputs"):
-        return module.load_inputs(inputs_path)  # onnx2ttnn programs know their own input format
-    if not inputs_path and hasattr(module, "random_inputs"):
-        return module.random_inputs(seed)
-    if inputs_path:
-        import numpy as np
-        data = np.load(inputs_path)
-        out = {}
-        for k in data.files:
-            arr = data[k]
-            key = k if (spec is None or k in spec) else identifier(k)
-            t = torch.from_numpy(np.ascontiguousarray(arr))
-            if spec is not None and key in spec:
-                want = torch_dtype(torch, spec[key][1])
-                if t.dtype != want:
-                    t = t.to(want)
-            out[key] = t
-        if spec is not None:
-            missing = [k for k in spec if k not in out]
-            if missing:
-                raise KeyError(f"--inputs {inputs_path} lacks inputs {missing} (has {list(out)})")
-        return out
-    if spec is None:
-        raise ValueError("program has no INPUTS dict and no --inputs file was given")
-    g = torch.Generator().manual_seed(seed)
-    out = {}
-    for name, (shape, dtype) in spec.items():
-        dt = torch_dtype(torch, dtype)
-        shape = tuple(int(s) for s in shape)
-        if dt.is_floating_point:
-            out[name] = torch.randn(shape, generator=g, dtype=torch.float32).to(dt)
-        else:
-            out[name] = torch.zeros(shape, dtype=dt)
-    return out
-
-
-class OpTracer:
-    """Wraps the callables of the ttnn namespace to sample memory after every call the program makes."""
-
-    SKIP = {"get_memory_view", "open_device", "close_device", "get_memory_config", "dump_device_memory_state"}
-
-    def __init__(self, ttnn, device, keep_list):
-        self.ttnn, self.device, self.keep = ttnn, device, keep_list
-        self.calls = []
-        self.count = 0
-        self.peak = {"L1": 0, "DRAM": 0}
-        self.peak_at = {"L1": None, "DRAM": None}
-        self.current_op = None
-        self.failed_op = None
-        self.saved = {}
-
-    def _sample(self, name):
-        t = self.ttnn
-        l1 = int(t.get_memory_view(self.device, t.BufferType.L1).total_bytes_allocated_per_bank)
-        dr = int(t.get_memory_view(self.device, t.BufferType.DRAM).total_bytes_allocated_per_bank)
-        self.count += 1
-        for k, v in (("L1", l1), ("DRAM", dr)):
-            if v > self.peak[k]:
-                self.peak[k], self.peak_at[k] = v, f"#{self.count} {name}"
-        if self.keep:
-            self.calls.append({"op": name, "l1_allocated_per_bank": l1, "dram_allocated_per_bank": dr})
-
-    def install(self):
-        t = self.ttnn
-        for name in dir(t):
-            if name.startswith("_") or name in self.SKIP:
-                continue
-            obj = getattr(t, name)
-            if isinstance(obj, type) or type(obj).__name__ == "module" or not callable(obj):
-                continue
-            self.saved[name] = obj
-            setattr(t, name, self._wrap(name, obj))
-
-    def _wrap(self, name, fn):
-        tracer = self
-
-        def wrapper(*a, **k):
-            if tracer.current_op is not None:  # nested call inside a ttnn python op: not a program call
-                return fn(*a, **k)
-            tracer.current_op = name
-            PROGRESS.note(None, name, sys._getframe(1))
-            try:
-                out = fn(*a, **k)
-            except BaseException:
-                tracer.failed_op = name
-                raise
-            finally:
-                tracer.current_op = None
-            tracer._sample(name)
-            return out
-
-        wrapper.__wrapped__ = fn
-        wrapper.__name__ = name
-        return wrapper
-
-    def uninstall(self):
-        for name, obj in self.saved.items():
-            setattr(self.ttnn, name, obj)
-        self.saved = {}
+import run_report
+from run_device import OpTracer, describe, flatten_outputs, memory, release_outputs
+from run_inputs import make_inputs
+from run_report import PROGRESS, STATE, enter_stage, error_location, error_text, finish
 
 
 def supervise(argv, args):
@@ -387,7 +125,6 @@ def supervise(argv, args):
 
 
 def main(argv=None):
-    global JSON_PATH
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("program")
     ap.add_argument("--weights", help="weights file passed to load_parameters (default: PROGRAM stem + .npz if it exists)")
@@ -411,7 +148,7 @@ def main(argv=None):
         return supervise(argv, args)
 
     program = os.path.abspath(args.program)
-    JSON_PATH = os.path.abspath(args.json) if args.json else None
+    run_report.JSON_PATH = os.path.abspath(args.json) if args.json else None
     weights = os.path.abspath(args.weights) if args.weights else None
     if weights is None:
         stem = os.path.splitext(program)[0]
@@ -445,13 +182,13 @@ def main(argv=None):
     ttnn = device = None
     tracer = None
     try:
-        _stage("import")
+        enter_stage("import")
         t0 = time.time()
         import torch  # noqa: F401
         import ttnn  # noqa: F811
         timings["import_ttnn"] = round(time.time() - t0, 3)
 
-        _stage("import_program")
+        enter_stage("import_program")
         t0 = time.time()
         prog_dir = os.path.dirname(program)
         if prog_dir not in sys.path:
@@ -465,11 +202,11 @@ def main(argv=None):
                 raise AttributeError(f"program {program} does not define {fn}()")
         timings["import_program"] = round(time.time() - t0, 3)
 
-        _stage("make_inputs")
+        enter_stage("make_inputs")
         inputs = make_inputs(torch, module, inputs_path, args.seed)
         STATE["input_specs"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()}
 
-        _stage("open_device")
+        enter_stage("open_device")
         t0 = time.time()
         device = ttnn.open_device(device_id=0, l1_small_size=args.l1_small_size)
         g = device.compute_with_storage_grid_size()
@@ -481,7 +218,7 @@ def main(argv=None):
             tracer = OpTracer(ttnn, device, args.op_trace)
             tracer.install()
 
-        _stage("load_parameters")
+        enter_stage("load_parameters")
         t0 = time.time()
         params = module.load_parameters(device, weights)
         timings["load_parameters"] = round(time.time() - t0, 3)
@@ -495,7 +232,7 @@ def main(argv=None):
             tracer.count = 0
             tracer.calls = []
 
-        _stage("forward")
+        enter_stage("forward")
         t0 = time.time()
         out = module.forward(device, params, **inputs)
         timings["forward"] = round(time.time() - t0, 3)
@@ -509,10 +246,10 @@ def main(argv=None):
             if args.op_trace:
                 STATE["op_trace"] = tracer.calls
         if args.forward_calls > 1:  # the steady state: convs reuse the weights the first call prepared
-            _stage("forward_again")
+            enter_stage("forward_again")
             t0 = time.time()
             for _ in range(args.forward_calls - 1):
-                _release_outputs(ttnn, out)
+                release_outputs(ttnn, out)
                 out = module.forward(device, params, **inputs)
             timings["forward_again"] = round(time.time() - t0, 3)
         # what the program keeps in params (conv weights prepared on the device by the first call) is
@@ -554,7 +291,7 @@ def main(argv=None):
             for bt in ("L1", "DRAM")}
 
         if not args.no_readback:
-            _stage("readback")
+            enter_stage("readback")
             t0 = time.time()
             for (k, v), d in zip(outs, STATE["outputs"]):
                 if isinstance(v, ttnn.Tensor):
@@ -562,23 +299,23 @@ def main(argv=None):
                     d["torch_shape"], d["torch_dtype"] = list(tt.shape), str(tt.dtype)
             timings["readback"] = round(time.time() - t0, 3)
 
-        _stage("close_device")
+        enter_stage("close_device")
         ttnn.close_device(device)
         device = None
         STATE["stage"] = "done"
-        _finish(True)
+        finish(True)
     except BaseException as e:  # noqa: BLE001 - everything is reported in the JSON
         if tracer is not None and tracer.failed_op is not None:
             STATE["failing_ttnn_call"] = tracer.failed_op
         STATE["error"] = error_text(e)
         STATE["error_type"] = type(e).__name__
-        STATE["error_location"] = _location(e, program)
+        STATE["error_location"] = error_location(e, program)
         if ttnn is not None and device is not None:
             try:
                 STATE["memory_at_error"] = memory(ttnn, device)
             except Exception:  # noqa: BLE001
                 pass
-        _finish(False)
+        finish(False)
 
 
 if __name__ == "__main__":
