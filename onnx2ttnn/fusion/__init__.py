@@ -12,9 +12,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.graph import is_onnx_op
-
-FUSED_DOMAIN = "onnx2ttnn"
+from onnx2ttnn.ir.graph import FUSED_DOMAIN, is_onnx_op  # noqa: F401 (FUSED_DOMAIN: for the rules)
 
 
 @dataclass

@@ -14,7 +14,8 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.layout import TTNNLayout
 
-TTNN_DOMAIN = "ttnn"
+TTNN_DOMAIN = "ttnn"  # nodes that are ttnn calls (after lower-to-ttnn)
+FUSED_DOMAIN = "onnx2ttnn"  # nodes the fusion rules produce (read by the lowering rules)
 
 
 class TTNNRef(str):

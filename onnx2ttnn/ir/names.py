@@ -1,4 +1,5 @@
-"""One namespace for generated Python names: sanitise, then make unique in graph order."""
+"""Names: one namespace for generated Python names (sanitise, then make unique in graph order), and
+unique ONNX names for nodes and tensors a pass adds to a graph."""
 from __future__ import annotations
 
 import builtins
@@ -42,3 +43,19 @@ class Namespace:
         if key is not None:
             self._by_key[key] = candidate
         return candidate
+
+
+class GraphNames:
+    """ONNX node and tensor names already taken in a graph; `fresh` returns an unused one derived from a
+    base name, unchanged (ONNX names need no sanitising, unlike Namespace's Python identifiers)."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        name, count = base, 0
+        while name in self.taken:
+            count += 1
+            name = f"{base}_{count}"
+        self.taken.add(name)
+        return name

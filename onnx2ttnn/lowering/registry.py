@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 import onnx
 
-FUSED_DOMAIN = "onnx2ttnn"  # nodes the fusion rules produce
+from onnx2ttnn.ir.graph import FUSED_DOMAIN  # noqa: F401 (the rules of fused nodes register under it)
 
 
 @dataclass(frozen=True)

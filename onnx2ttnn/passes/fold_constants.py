@@ -21,6 +21,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import Module, is_onnx_op
+from onnx2ttnn.ir.names import GraphNames
 from onnx2ttnn.passes.base import Pass, PassContext
 
 _MAX_ROUNDS = 8  # fold -> infer rounds; each must remove a node or make a shape static
@@ -69,7 +70,7 @@ def _inline_constant_ifs(graph: gs.Graph) -> None:
     branch's nodes and tensors get names unique in the graph, outer-scope tensors they read stay shared, and
     a branch output that is not computed inside the branch (a constant or an outer tensor) is copied by an
     Identity into the If's output."""
-    names = Namespace(set(graph.tensors()) | {n.name for n in graph.nodes if n.name})
+    names = GraphNames(set(graph.tensors()) | {n.name for n in graph.nodes if n.name})
     changed = True
     while changed:
         changed = False
@@ -83,22 +84,7 @@ def _inline_constant_ifs(graph: gs.Graph) -> None:
         graph.nodes = nodes
 
 
-class Namespace:
-    """Names already taken in a graph; `fresh` returns an unused one derived from a base name."""
-
-    def __init__(self, taken: set[str]) -> None:
-        self.taken = set(taken)
-
-    def fresh(self, base: str) -> str:
-        name, count = base, 0
-        while name in self.taken:
-            count += 1
-            name = f"{base}_{count}"
-        self.taken.add(name)
-        return name
-
-
-def _branch_nodes(node: gs.Node, names: Namespace) -> list[gs.Node]:
+def _branch_nodes(node: gs.Node, names: GraphNames) -> list[gs.Node]:
     """The nodes of the branch a constant-condition If takes, wired to the If's outputs."""
     cond = bool(np.asarray(node.inputs[0].values).reshape(-1)[0])
     branch = node.attrs["then_branch" if cond else "else_branch"]
