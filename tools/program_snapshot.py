@@ -18,7 +18,9 @@ before it and one after it, then comparing:
     python tools/program_snapshot.py write /tmp/after
     python tools/program_snapshot.py compare /tmp/before /tmp/after
 
-The zoo exports come from the cache models/export.py keeps (built on first use, offline).
+The zoo exports come from the cache models/export.py keeps (built on first use, offline). Programs are
+converted as if written next to their model, so the text does not depend on where the checkout, the cache
+or DIR are: snapshots written from two worktrees into two folders compare equal.
 """
 from __future__ import annotations
 
@@ -65,8 +67,10 @@ def write(folder: str, policies: list[str], full: bool, names: list[str]) -> int
             key = f"{case}@{memory}"
             start = time.perf_counter()
             try:
-                # the program names its sidecar and source model relative to its own folder: keep both fixed
-                conversion = onnx2ttnn.convert(path, os.path.join(folder, f"{case}_ttnn.py"), memory=memory)
+                # the program names its source model relative to its own folder: named as if written next to
+                # the model, it says `<model>.onnx` whichever checkout, cache or snapshot folder is used
+                conversion = onnx2ttnn.convert(path, os.path.join(os.path.dirname(path), f"{case}_ttnn.py"),
+                                               memory=memory)
             except Exception as error:  # recorded, not raised: a snapshot shows every case
                 manifest[key] = {"error": f"{type(error).__name__}: {error}"}
                 print(f"{key:48} ERROR {type(error).__name__}: {error}", flush=True)

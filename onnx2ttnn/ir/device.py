@@ -1,4 +1,4 @@
-"""DeviceSpec: the hardware figures the compiler and the simulator plan against (DESIGN.md §4)."""
+"""DeviceSpec: the hardware figures the compiler and the simulator plan against (docs/design.md §5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,8 +58,8 @@ DEVICES: dict[str, DeviceSpec] = {
     # with l1_small_size=16384 (64 L1 banks, 12 DRAM banks).
     "n150": DeviceSpec("n150", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
     "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),  # per chip
-    # Blackhole p150: bank sizes measured on a mock p150 (docs/ttnn-facts.md §0). The grid is DESIGN.md's
-    # 11x10 of current firmware; the mock descriptor has 13x10, on which 11x10 plans remain valid.
+    # Blackhole p150: bank sizes measured on a mock p150 (docs/ttnn-facts.md §0). The grid is the 11x10 of
+    # docs/design.md §5, a sub-grid of the mock descriptor's 13x10, on which its plans remain valid.
     "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_444_736, 8, 4_277_141_376, 512.0,
                        clock_ghz=1.35, matrix_tflops=round(372.0 * 110 / 140, 1)),
 }

@@ -37,7 +37,7 @@ DTYPES: dict[str, tuple[str, int, int]] = {
 
 
 class LayoutError(ValueError):
-    """A layout that breaks a rule of DESIGN.md §3 (the text says which)."""
+    """A layout that breaks a rule of docs/design.md §3.2 (the text says which)."""
 
 
 @dataclass(frozen=True)

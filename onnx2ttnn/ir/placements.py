@@ -174,7 +174,7 @@ def shard_grid(cores: int, grid_x: int, grid_y: int) -> Optional[tuple[int, int]
 
 
 def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
-    """(height, width) of a TILE tensor seen as 2-D, tile-padded (DESIGN.md §3)."""
+    """(height, width) of a TILE tensor seen as 2-D, tile-padded (docs/design.md §3.3)."""
     dims = padded_shape(shape, layout)
     if len(dims) == 1:
         return TILE, dims[0]

@@ -2,7 +2,7 @@
 
 A device buffer is a list of pages: a 32x32 tile (TILE; 1088 B for bfloat8_b) or one row of the last dim
 (ROW_MAJOR, row bytes rounded up to the L1 or DRAM alignment).  Shards view the tensor as 2-D, height =
-product of all dims but the last, width = the last dim, both tile-padded for TILE (DESIGN.md §3).  The
+product of all dims but the last, width = the last dim, both tile-padded for TILE (docs/design.md §3.3).  The
 checks and messages follow tt-metal's (the quoted ones were seen on the real library).
 """
 from __future__ import annotations

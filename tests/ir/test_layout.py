@@ -1,4 +1,4 @@
-"""TTNNLayout: text form round-trips, the rules of DESIGN.md §3 are enforced, sizes are right."""
+"""TTNNLayout: text form round-trips, the rules of docs/design.md §3.2 are enforced, sizes are right."""
 from __future__ import annotations
 
 import pytest
