@@ -33,8 +33,8 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+if REPO not in sys.path:  # after PYTHONPATH: PYTHONPATH=<other checkout> snapshots that checkout
+    sys.path.append(REPO)
 
 POLICIES = ("auto", "dram", "l1")
 
