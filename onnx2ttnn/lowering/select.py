@@ -2,8 +2,8 @@
 
 ttnn.topk returns [values, indices] (TILE; indices UINT16, or UINT32 for float32 inputs and reduced dims
 above 65536 once tile-padded) and is asked for a stable sort so equal values come out lowest index first, as
-ONNX requires.  The indices are typecast to the integer dtype the rest of the program uses.  CumSum's `exclusive` shifts the inclusive sum by one
-element (slice + concat with zeros), which stays exact.
+ONNX requires.  The indices are typecast to the integer dtype the rest of the program uses.  CumSum's
+`exclusive` shifts the inclusive sum by one element (slice + concat with zeros), which stays exact.
 """
 from __future__ import annotations
 
