@@ -29,17 +29,35 @@ class Namespace:
         self._used: set[str] = set(reserved)
         self._counters: dict[str, int] = {}
         self._by_key: dict[object, str] = {}
+        self._log: list[tuple[str, str, int, object]] = []  # (identifier, base, base's previous counter, key)
+
+    def mark(self) -> int:
+        """A point to rewind to: the identifiers created so far stay, later ones can be forgotten."""
+        return len(self._log)
+
+    def rewind(self, mark: int) -> None:
+        """Forget every identifier created since `mark` (a lowering rule that declined made them)."""
+        while len(self._log) > mark:
+            candidate, base, counter, key = self._log.pop()
+            self._used.discard(candidate)
+            if counter:
+                self._counters[base] = counter
+            else:
+                self._counters.pop(base, None)
+            if key is not None:
+                del self._by_key[key]
 
     def create(self, name: str, key: object = None) -> str:
         """A fresh identifier for `name`; with a key, the same key always gets the same identifier."""
         if key is not None and key in self._by_key:
             return self._by_key[key]
         base = sanitize(name)
-        candidate = base
+        candidate, counter = base, self._counters.get(base, 0)
         while candidate in self._used:
             self._counters[base] = self._counters.get(base, 0) + 1
             candidate = f"{base}_{self._counters[base]}"
         self._used.add(candidate)
+        self._log.append((candidate, base, counter, key))
         if key is not None:
             self._by_key[key] = candidate
         return candidate

@@ -9,10 +9,12 @@ Host fallbacks (fallback/) also keep values on the host: `host_value` gives an O
 tensor in its ONNX shape and dtype (downloading a device tensor once), and a value a fallback produced
 stays on the host until a ttnn rule asks for it (`bind_host`), so chains of fallbacks never round-trip.
 A rule that cannot lower a node calls `decline`; the pass rolls the context back to its `checkpoint`.
+Every write to the context's tables goes through an undo log, so a checkpoint costs O(1) and a rollback
+O(what the rule did), whatever the size of the graph (copying the tables at each node made the pass
+quadratic).
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -43,6 +45,7 @@ class NHWC:
 
 
 FLOAT = np.dtype(np.float32)
+_MISSING = object()  # an undo-log entry for a key the table did not have
 INDEX = np.dtype(np.int32)
 
 
@@ -59,26 +62,37 @@ class LoweringContext:
         self._param_names = Namespace()
         self._graph_inputs: dict[str, gs.Variable] = {}  # ONNX input name -> the program's torch argument
         self._host: dict[str, tuple[gs.Variable, str]] = {}  # values a fallback left on the host (+ source)
+        self._undo: list[tuple[dict, object, object]] = []  # (table, key, previous value or _MISSING)
 
     # --- declining and rolling back ------------------------------------------------------------
     def decline(self, reason: str) -> None:
         """Give up on the node being lowered: its host fallback (if any) computes it instead."""
         raise NotLowerable(f"node {self.source!r}: {reason}", reason)
 
-    def checkpoint(self) -> tuple:
-        """The context's state, to undo a rule that declined halfway."""
-        return (len(self.nodes), dict(self._values), dict(self._converted), dict(self._params),
-                copy.deepcopy(self._param_names), dict(self._host))
+    def checkpoint(self) -> tuple[int, int, int]:
+        """The context's state, to undo a rule that declined halfway: positions in the node list, the undo
+        log and the parameter namespace's log."""
+        return len(self.nodes), len(self._undo), self._param_names.mark()
 
-    def rollback(self, state: tuple) -> None:
+    def rollback(self, state: tuple[int, int, int]) -> None:
         """Forget every node and value made since `state` (nodes are disconnected from their tensors)."""
-        count, values, converted, params, names, host = state
+        count, undo, names = state
         for node in self.nodes[count:]:
             node.inputs.clear()
             node.outputs.clear()
         del self.nodes[count:]
-        self._values, self._converted, self._params = values, converted, params
-        self._param_names, self._host = names, host
+        while len(self._undo) > undo:
+            table, key, previous = self._undo.pop()
+            if previous is _MISSING:
+                del table[key]
+            else:
+                table[key] = previous
+        self._param_names.rewind(names)
+
+    def _set(self, table: dict, key: object, value: object) -> None:
+        """table[key] = value, remembered in the undo log."""
+        self._undo.append((table, key, table.get(key, _MISSING)))
+        table[key] = value
 
     # --- reading ONNX values -------------------------------------------------------------------
     @staticmethod
@@ -110,7 +124,7 @@ class LoweringContext:
             else:
                 nhwc = self.op("reshape", [var], shape, name=tensor.name + "_nhwc", shape=shape)
                 out = self.op("permute", [nhwc], form.nchw, name=tensor.name, dims=(0, 3, 1, 2))
-            self._converted[key] = out
+            self._set(self._converted, key, out)
         return self._converted[key]
 
     def value_with_form(self, tensor: gs.Tensor) -> tuple[gs.Variable, Optional[NHWC]]:
@@ -132,8 +146,8 @@ class LoweringContext:
         if key not in self._converted:
             nhwc = self.op("permute", [var], (form.n, form.h, form.w, form.c), name=tensor.name + "_nhwc",
                            dims=(0, 2, 3, 1))
-            self._converted[key] = self.op("reshape", [nhwc], form.flat_shape, name=tensor.name + "_flat",
-                                           shape=form.flat_shape)
+            self._set(self._converted, key, self.op("reshape", [nhwc], form.flat_shape, name=tensor.name + "_flat",
+                                                    shape=form.flat_shape))
         return self._converted[key], form
 
     def _lookup(self, tensor: gs.Tensor) -> tuple[gs.Variable, Optional[NHWC]]:
@@ -149,20 +163,20 @@ class LoweringContext:
     def bind(self, tensor: gs.Tensor, var: gs.Variable, form: Optional[NHWC] = None) -> None:
         """Record that ONNX `tensor` is computed by ttnn tensor `var` (in `form`); the producing node notes
         it in `_probes` so verify --per-op can compare the value with onnxruntime's."""
-        self._values[tensor.name] = (var, form)
+        self._set(self._values, tensor.name, (var, form))
         if var.inputs and not var.inputs[0].attrs.get("_param"):
             nhwc = (form.n, form.h, form.w, form.c) if form is not None else None
             var.inputs[0].attrs.setdefault("_probes", []).append((tensor.name, nhwc))
 
     def bind_input(self, tensor: gs.Variable, var: gs.Variable, host: Optional[gs.Variable] = None) -> None:
-        self._values[tensor.name] = (var, None)
+        self._set(self._values, tensor.name, (var, None))
         if host is not None:
-            self._graph_inputs[tensor.name] = host
+            self._set(self._graph_inputs, tensor.name, host)
 
     # --- host values (fallbacks) ---------------------------------------------------------------
     def bind_host(self, tensor: gs.Tensor, host: gs.Variable) -> None:
         """Record that ONNX `tensor` was computed on the host (a torch tensor of its ONNX shape and dtype)."""
-        self._host[tensor.name] = (host, self.source)
+        self._set(self._host, tensor.name, (host, self.source))
 
     def host_result(self, tensor: gs.Tensor) -> Optional[gs.Variable]:
         """The host tensor a fallback computed for ONNX `tensor`, or None when a ttnn op computed it."""
@@ -190,7 +204,7 @@ class LoweringContext:
             self.nodes.append(ttnn_node("to_torch", [var], [host], self.source, _torch_dtype=str(host.dtype),
                                         _nhwc=nhwc, _shape=_reshape_to(var.shape, host.shape, nhwc),
                                         _fallback=fallback))
-            self._converted[key] = host
+            self._set(self._converted, key, host)
         return self._converted[key]
 
     def _upload_host_value(self, tensor: gs.Tensor) -> None:
@@ -208,7 +222,7 @@ class LoweringContext:
         node = ttnn_node("from_torch", [host], [dev], source, _fallback=fallback,
                          _shape=tuple(dev.shape) if tuple(dev.shape) != tuple(host.shape) else None)
         self.nodes.append(node)
-        self._values[tensor.name] = (dev, None)
+        self._set(self._values, tensor.name, (dev, None))
         node.attrs["_probes"] = [(tensor.name, None)]
 
     def op(self, op: str, inputs: Sequence[gs.Tensor], out_shape: Sequence[int], *, name: str = "",
@@ -243,7 +257,7 @@ class LoweringContext:
         out = gs.Variable(pname, dtype=array.dtype, shape=list(array.shape) or [1])
         node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None)
         self.nodes.append(node)
-        self._params[key] = out
+        self._set(self._params, key, out)
         return out
 
     def float_param(self, array: np.ndarray, name: str, key: object = None) -> gs.Variable:
