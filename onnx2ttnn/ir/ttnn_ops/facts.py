@@ -42,7 +42,7 @@ class Writes:
     """Where an op writes its output."""
 
     AS_ASKED = "as_asked"  # where memory_config says
-    DRAM = "dram"  # always DRAM, whatever memory_config says (conv_transpose2d: results/conv.txt)
+    DRAM = "dram"  # always DRAM, whatever memory_config says (conv_transpose2d: ttnn_ops/conv_pool.py)
 
 
 @_declared
