@@ -27,14 +27,15 @@ from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
+from onnx2ttnn.ir.ttnn_ops import Cost, OpFacts, OpInfo, OpNames, op_info
 
-CONVERSIONS = ("to_memory_config", "to_layout", "typecast")
-MATRIX_OPS = ("matmul", "linear")
-CONV_OPS = ("conv2d", "conv_transpose2d")
-FREE_OPS = ("deallocate", "host_compute")
-# vector FLOPs per output element beyond the default of one (reductions over a row cost a few passes)
-VECTOR_FLOPS = {"softmax": 5, "layer_norm": 8, "rms_norm": 6, "gelu": 4, "erf": 4, "exp": 2, "sigmoid": 3,
-                "tanh": 3, "silu": 3, "mean": 1, "sum": 1}
+# Derived from the op table (ir/ttnn_ops: each entry's `cost` and `vector_flops`), read from it at every use and
+# kept importable here for the planner; the facts live only in the table.
+CONVERSIONS = OpNames(lambda info: info.cost == Cost.CONVERSION)
+MATRIX_OPS = OpNames(lambda info: info.cost == Cost.MATRIX)
+CONV_OPS = OpNames(lambda info: info.cost == Cost.CONV)
+FREE_OPS = OpNames(lambda info: info.cost == Cost.FREE)
+VECTOR_FLOPS = OpFacts(lambda info: info.vector_flops if info.cost == Cost.VECTOR else None)
 
 Layouts = Callable[[gs.Tensor], Optional[TTNNLayout]]
 
@@ -108,7 +109,8 @@ def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
 def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layouts = layout_of) -> NodeCost:
     """The modelled traffic and time of one ttnn call; `layouts` may override tensors' placements."""
     cost = NodeCost(index, node.op)
-    if node.op in FREE_OPS or is_param_upload(node) or is_view(node):
+    info = op_info(node.op)
+    if info.cost == Cost.FREE or is_param_upload(node) or is_view(node):
         return cost
     for tensor in node.inputs:
         layout = layouts(tensor)
@@ -123,9 +125,9 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
         out_layout = out_layout or (tensor, layout)
         _account(cost, layout, _bytes(tensor, layout), read=False)
     cost.cores = _cores(out_layout, device)
-    cost.flops = _flops(node, out_layout)
+    cost.flops = _flops(node, info, out_layout)
     share = cost.cores / device.cores
-    if node.op in MATRIX_OPS or node.op in CONV_OPS:
+    if info.cost in (Cost.MATRIX, Cost.CONV):
         compute = cost.flops / (device.matrix_tflops * 1e12 * share)
     else:
         compute = cost.flops / (device.vector_gflops_per_core * 1e9 * cost.cores)
@@ -166,23 +168,23 @@ def _cores(out: Optional[tuple], device: DeviceSpec) -> int:
     return max(1, min(device.cores, _work_pages(tensor, layout)))
 
 
-def _flops(node: gs.Node, out: Optional[tuple]) -> float:
+def _flops(node: gs.Node, info: OpInfo, out: Optional[tuple]) -> float:
     if out is None:
         return 0.0
     tensor, layout = out
     out_elems = math.prod(padded_shape(tensor.shape, layout)) if layout.is_tile else math.prod(tensor.shape or (1,))
-    if node.op in MATRIX_OPS:
+    if info.cost == Cost.MATRIX:
         a = node.inputs[0]
         k = int(a.shape[-1]) if a.shape else 1
         if layout.is_tile:
             k = -(-k // 32) * 32
         return 2.0 * out_elems * k
-    if node.op in CONV_OPS:
+    if info.cost == Cost.CONV:
         attrs = node.attrs
         kh, kw = attrs.get("kernel_size", (1, 1))
         per_out = attrs.get("in_channels", 1) // max(1, attrs.get("groups", 1)) * kh * kw
         return 2.0 * math.prod(tensor.shape) * per_out
-    return float(out_elems * VECTOR_FLOPS.get(node.op, 1))
+    return float(out_elems * info.vector_flops)  # VECTOR and CONVERSION ops
 
 
 def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_of) -> ProgramCost:

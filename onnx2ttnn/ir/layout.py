@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
+# the side of a tile in elements: a TILE-layout page holds TILE x TILE values, and TILE tensors pad their last two
+# dims to multiples of it (a size, not the page-layout name: that is "tile", ir/ttnn_ops Page.TILE)
 TILE = 32
 
 PAGE_LAYOUTS = ("tile", "row_major")

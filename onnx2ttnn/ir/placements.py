@@ -1,99 +1,31 @@
-"""Which ttnn ops accept height- and width-sharded L1 tensors, as data: the op-constraint facts the memory
-planner obeys (width sharding: WIDTH_SHARDING below).
+"""Sharded L1 layouts the memory planner uses, and the measured bounds on which ops take them.
 
-Every entry is a fact measured on the real ttnn 0.81.1 in mock-device mode (n150):
-tools/ttnn_mock/probes/probe_sharding.py reads this table, calls each op in the form named by `probe` on
-tensors of several shapes ([1,1,256,64] on 8 cores, [1,16,64] on 1, [1,4,16,16] on 4, [1,1,2048,64] on 64,
-[1,1,512,96] on 16), and prints whether the library agrees (results/sharding.txt);
-tests/real_ttnn/test_placements.py reruns a sample.  Facts it established, in short:
-- unary and binary eltwise ops and `where` read height-sharded inputs (a binary op's other operand
-  may be interleaved L1 or DRAM, or a broadcast row) and write a height-sharded output from any input
-  placement, the output's shard spec given as memory_config;
-- softmax reads and writes height-sharded; layer_norm writes height-sharded but refuses such an input
-  ("Height sharded inputs are not supported.");
-- typecast converts a height-sharded input only into a height-sharded output and an interleaved one only
-  into an interleaved one (zoo RoBERTa on the mock), so it is kept interleaved;
-- matmul/linear read a height-sharded input_tensor_a (not b: "Input B memory layout must be INTERLEAVED")
-  into an interleaved output, against a batched b only in whole batches per shard
-  (matmul_reads_height_sharded); a sharded output from an interleaved input depends on the batch shape
-  ("Number of shards along height 4 must not exceed number of cores 1"), so it is not used;
-- conv2d reads a height-sharded input_tensor in the planner's layout (uneven splits too) and writes DRAM
-  as asked, while its circular buffers fit: refused ("Statically allocated circular buffers ... beyond max
-  L1 size") for 1x1 2048->512, 1024->512 and 320->1280, 3x3 512->512, depthwise 3x3 over 960 channels;
-  accepted up to 960->320 (307200 weight elements) and depthwise over 144 channels
-  (probe_conv_sharded.py, results/conv_sharded.txt), hence conv_reads_height_sharded's bounds;
-- conv2d writes L1, interleaved or height-sharded in the planner's layout, from an interleaved DRAM or L1
-  input, when called with slice_config=Conv2dL1FullSliceConfig (its all-in-L1 path; without it a DRAM input
-  takes the DRAM slicing path and writes DRAM whatever memory_config says): accepted for ResNet-50's 7x7/2
-  stem, 1x1 and 3x3 convs and MobileNetV2's depthwise convs up to 960 channels and its 1x1 320->1280
-  (probe_conv_l1_out.py, results/conv_l1_out.txt).  Large convs stay on the DRAM path (conv_all_in_l1):
-  kernels over 7x7 (ViT-B/16's 16x16/16 patch conv runs out of L1) and large input windows
-  (probe_conv_cb.py measures what each conv needs; results/conv_cb.txt);
-- reshape to the same 2-D shape is a view that keeps the shard spec; permute reads a sharded input into an
-  interleaved output; to_memory_config converts both ways; to_torch and deallocate take sharded tensors.
+The layouts: height_shard_layout / width_shard_layout spread a TILE tensor's tile rows / columns over the most
+cores (shard_grid, physical_2d, shard_count).  The bounds, measured on the real ttnn 0.81.1 in mock mode
+(n150) for facts that depend on a call's attributes or shapes: conv_reads_height_sharded (probe_conv_sharded.py,
+results/conv_sharded.txt), conv_all_in_l1 (probe_conv_cb.py, results/conv_cb.txt) and
+matmul_reads_height_sharded (probe_matmul_sharded.py, results/matmul_sharded.txt).
+
+Which ops take height- and width-sharded tensors at all, and how, is each op's entry in the op table
+(ir/ttnn_ops: OpInfo.height / OpInfo.width, with the probe that proved it).  HEIGHT_SHARDING and
+WIDTH_SHARDING below are views derived from it for the planner, not facts of their own.
 Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cores or whole rows.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape
+from onnx2ttnn.ir.ttnn_ops import OpFacts, ShardFacts  # noqa: F401  (ShardFacts: the values of the views)
 
 HEIGHT_SHARDED = "height_sharded"
-
-
-@dataclass(frozen=True)
-class ShardFacts:
-    """What one ttnn op does with height-sharded L1 tensors."""
-
-    inputs: tuple[int, ...]  # input positions that may be height-sharded
-    output: bool  # may write a height-sharded output whatever its inputs' placements
-    probe: str  # how probe_sharding.py calls it
-    same_shape_inputs: bool = True  # a sharded input must have the output's padded 2-D shape
-
-
-UNARY = ("relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf", "gelu",
-         "reciprocal", "sin", "cos", "floor", "ceil", "sign", "logical_not", "silu", "isnan")
-BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le",
-          "logical_and", "logical_or")
-
-HEIGHT_SHARDING: dict[str, ShardFacts] = {
-    **{op: ShardFacts((0,), True, "unary") for op in UNARY},
-    **{op: ShardFacts((0, 1), True, "binary") for op in BINARY},
-    "where": ShardFacts((0, 1, 2), True, "where"),
-    # input and output memory layouts must match ("Typecast operation requires Input and Output memory layout
-    # to match"), a coupling this table cannot state: typecast neither reads nor writes height-sharded here
-    "typecast": ShardFacts((), False, "typecast"),
-    "softmax": ShardFacts((0,), True, "softmax"),
-    "layer_norm": ShardFacts((), True, "layer_norm"),
-    "matmul": ShardFacts((0,), False, "matmul", same_shape_inputs=False),
-    "linear": ShardFacts((0,), False, "linear", same_shape_inputs=False),
-    "permute": ShardFacts((0,), False, "permute", same_shape_inputs=False),
-    "reshape": ShardFacts((0,), False, "reshape_view"),  # a view keeps the spec; copies are not sharded
-    # reads within conv_reads_height_sharded; writes on its all-in-L1 path (conv_all_in_l1)
-    "conv2d": ShardFacts((0,), True, "conv2d", same_shape_inputs=False),
-    "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
-    "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
-    "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
-    "from_torch": ShardFacts((), True, "from_torch"),
-}
-
-
-# Width sharding (probe_width.py, results/width.txt): eltwise ops read and write width-sharded L1 tensors in
-# the planner's layout (whole padded height, whole tile columns per core, no idle core), from and into any
-# placement, the other operand of a binary op interleaved, DRAM or a broadcast row too; to_memory_config
-# converts both ways; to_torch and deallocate take them.  Other ops are not used with it.
 WIDTH_SHARDED = "width_sharded"
-WIDTH_SHARDING: dict[str, ShardFacts] = {
-    **{op: ShardFacts((0,), True, "unary") for op in UNARY},
-    **{op: ShardFacts((0, 1), True, "binary") for op in BINARY},
-    "to_memory_config": ShardFacts((0,), True, "to_memory_config", same_shape_inputs=False),
-    "to_torch": ShardFacts((0,), False, "to_torch", same_shape_inputs=False),
-    "deallocate": ShardFacts((0,), False, "deallocate", same_shape_inputs=False),
-    "from_torch": ShardFacts((), True, "from_torch"),
-}
+
+# Derived from the op table (ir/ttnn_ops), read from it at every use: op name -> ShardFacts for the ops that take
+# height- / width-sharded L1 tensors (kept importable here for the planner; the facts live only in the table).
+HEIGHT_SHARDING = OpFacts(lambda info: info.height)
+WIDTH_SHARDING = OpFacts(lambda info: info.width)
 
 
 def width_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int) -> Optional[TTNNLayout]:

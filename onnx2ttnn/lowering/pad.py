@@ -12,7 +12,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.ttnn_ops import ROW_MAJOR
+from onnx2ttnn.ir.ttnn_ops import Page
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.eltwise import ranked_operand
 from onnx2ttnn.lowering.registry import register
@@ -85,7 +85,7 @@ def _crop(ctx, x: gs.Variable, before: list[int], after: list[int], name: str) -
 
 def _constant(ctx, x: gs.Variable, before, after, value: float, value_tensor, name: str) -> gs.Variable:
     shape = [b + n + a for b, n, a in zip(before, x.shape, after)]
-    layout = {"_input_layouts": (ROW_MAJOR,)} if any(before) else {}  # no front padding of TILE on device
+    layout = {"_input_layouts": (Page.ROW_MAJOR,)} if any(before) else {}  # no front padding of TILE on device
     padding = [[b, a] for b, a in zip(before, after)]
     if value_tensor is None:
         return ctx.op("pad", [x], shape, name=name, dtype=x.dtype, padding=padding, value=value, **layout)

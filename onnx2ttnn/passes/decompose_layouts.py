@@ -1,11 +1,12 @@
 """decompose-layouts: insert the layout conversions ops need, and set the conversion calls' arguments.
 
-Reads: layouts on every tensor and each op's input requirements (ir/ttnn_ops.py).  Writes: a
-`to_layout` node wherever a producer's page layout differs from what a consumer needs (one per tensor and
-target, shared by all consumers, never a round trip; concat's inputs are all brought to input 0's page); the `dtype`/`layout`/`device` arguments of every
-from_torch, to_layout, typecast and embedding, derived from their output layouts (and the torch dtype a
-host fallback's result is cast to before its upload); the `dtype` of a comparison whose output dtype differs
-from its input's (ttnn returns the mask in input a's dtype unless told, e.g. UINT32 for an integer input).
+Reads: layouts on every tensor and each op's entry in the op table (ir/ttnn_ops).  Writes: a `to_layout` node
+wherever a producer's page layout differs from what a consumer needs (one per tensor and target, shared by all
+consumers, never a round trip; concat's inputs are all brought to input 0's page); the `dtype`/`layout`/`device`
+arguments an op's entry names (`layout_arguments`: from_torch, to_layout, typecast, embedding), derived from
+their output layouts (and the torch dtype a host fallback's result is cast to before its upload); the `dtype`
+of a comparison (`comparison`) whose output dtype differs from its input's (ttnn returns the mask in input a's
+dtype unless told, e.g. UINT32 for an integer input).
 Typecasts that change nothing are dropped.
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
 """
@@ -14,13 +15,11 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
-from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, SAME, TILE, node_input_layout
+from onnx2ttnn.ir.ttnn_ops import Page, node_input_layout, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
-PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
+PAGE_REF = {Page.TILE: TTNNRef("TILE_LAYOUT"), Page.ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
 # the torch dtype a host fallback's result is cast to before from_torch uploads it as the layout's dtype
-# comparisons: the mask comes back in input a's dtype unless `dtype=` asks for another
-COMPARISONS = ("eq", "ne", "gt", "ge", "lt", "le")
 UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
                       "u8": "uint8", "bfp8": "float32"}
 
@@ -37,10 +36,10 @@ class DecomposeLayouts(Pass):
             for index, tensor in enumerate(node.inputs):
                 need = node_input_layout(node, index)
                 layout = layout_of(tensor)
-                if need == SAME:  # like input 0 (concat's inputs must all share one page layout)
+                if need == Page.SAME:  # like input 0 (concat's inputs must all share one page layout)
                     first = layout_of(node.inputs[0])
-                    need = first.page if first is not None and first.on_device else ANY
-                if need in (ANY, HOST) or layout is None or not layout.on_device or layout.page == need:
+                    need = first.page if first is not None and first.on_device else Page.ANY
+                if need in (Page.ANY, Page.HOST) or layout is None or not layout.on_device or layout.page == need:
                     continue
                 key = (id(tensor), need)
                 if key not in converted:
@@ -74,23 +73,22 @@ def _drop_noop_typecasts(graph: gs.Graph) -> int:
 
 
 def _set_conversion_arguments(node: gs.Node) -> None:
-    """dtype / layout / device arguments of conversion calls, from the layout they must produce."""
-    if node.op in COMPARISONS:
+    """The dtype / layout / device arguments the op's entry names (`layout_arguments`), from the layout the
+    call must produce; a comparison's `dtype` when its mask's dtype is not its input's."""
+    info = op_info(node.op)
+    if info.comparison:
         out, a = layout_of(node.outputs[0]), layout_of(node.inputs[0])
         if out is not None and a is not None and out.dtype != a.dtype:
             node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
         return
-    if node.op not in ("from_torch", "to_layout", "typecast", "embedding"):
+    if not info.layout_arguments:
         return
     out = layout_of(node.outputs[0])
-    if node.op == "from_torch":
+    if "dtype" in info.layout_arguments:
         node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
-        if node.attrs.get("_fallback"):
-            node.attrs["_torch_dtype"] = UPLOAD_TORCH_DTYPE[out.dtype]
-        if out.on_device:
-            node.attrs["layout"] = PAGE_REF[out.page]
-            node.attrs["device"] = DEVICE
-    elif node.op in ("to_layout", "embedding"):
+    if node.op == "from_torch" and node.attrs.get("_fallback"):
+        node.attrs["_torch_dtype"] = UPLOAD_TORCH_DTYPE[out.dtype]
+    if "layout" in info.layout_arguments and out.on_device:
         node.attrs["layout"] = PAGE_REF[out.page]
-    else:
-        node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
+    if "device" in info.layout_arguments and out.on_device:
+        node.attrs["device"] = DEVICE

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from onnx2ttnn.ir.aliases import is_view
-from onnx2ttnn.ir.cost import node_cost
+from onnx2ttnn.ir.cost import CONV_OPS, node_cost
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of, set_layout, ttnn_node
 from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
@@ -44,18 +44,12 @@ from onnx2ttnn.ir.liveness import Buffer
 from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, WIDTH_SHARDING, conv_all_in_l1, conv_reads_height_sharded,
                                      height_shard_layout, matmul_reads_height_sharded, physical_2d,
                                      width_shard_layout)
-from onnx2ttnn.ir.ttnn_ops import op_info
+from onnx2ttnn.ir.ttnn_ops import CONV_SCRATCH_EXTRA, op_info  # conv2d's own L1: ir/ttnn_ops/conv_pool.py
 
 SMALL_WEIGHT_BYTES = 2048  # per bank: a weight this small may stay in L1 for the whole program
 SHARD_GAIN = 0.98  # sharding must cut the modelled time of the ops it changes (producer, readers) by 2 %
 MOVE_GAIN = 0.98  # a move that saves no DRAM bytes must cut the modelled time of it and its readers by 2 %
 MOVE = "to_memory_config"
-# conv2d's own L1 beyond OP_SCRATCH_RESERVE, kept free at every conv: the convs ir/placements.py admits to the
-# all-in-L1 path need at most 532 KiB per bank beyond their input, output included (probe_conv_cb.py,
-# results/conv_cb.txt), under the 960 KiB the two reserve; ViT-B/16's patch conv on its DRAM path allocates
-# an 892928 B/bank L1 buffer of its own (mock run), which the two reserves leave room for too
-CONV_SCRATCH_EXTRA = 640 * 1024
-CONV_OPS = ("conv2d", "conv_transpose2d")
 
 
 @dataclass

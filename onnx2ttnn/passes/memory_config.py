@@ -3,7 +3,7 @@
 Reads: the TTNNLayout of every node output (the single source of truth).  Writes: the node attribute
 `memory_config` of every ttnn node that produces a device tensor and takes the argument, and the
 `slice_config` of every conv2d writing L1 (ttnn.Conv2dL1FullSliceConfig: the all-in-L1 path, without which
-a DRAM input makes conv2d write DRAM, ir/placements.py).  Then a verifier checks that every stored
+a DRAM input makes conv2d write DRAM, ir/ttnn_ops/conv_pool.py).  Then a verifier checks that every stored
 attribute equals what the layout derives, and that none is missing.
 Before: `y = relu(x)` with `y: tile<bf16> l1 interleaved`; after: `relu(x, memory_config=L1 interleaved)`.
 """
@@ -47,8 +47,9 @@ def _derived(node: gs.Node):
 
 
 def _derived_slice_config(node: gs.Node):
-    """conv2d writing L1 takes its all-in-L1 path (ttnn.Conv2dL1FullSliceConfig); None otherwise."""
-    if node.op != "conv2d" or not node.outputs:
+    """An op that takes slice_config (its entry's `slice_config`: conv2d) writing L1 takes its all-in-L1 path
+    (ttnn.Conv2dL1FullSliceConfig); None otherwise."""
+    if not op_info(node.op).slice_config or not node.outputs:
         return None
     layout = layout_of(node.outputs[0])
     return L1_FULL_SLICE_CONFIG if layout is not None and layout.buffer == "l1" else None

@@ -10,8 +10,8 @@ import ttnn
 
 
 def converter_ir_on_path():
-    """Make `onnx2ttnn.ir.layout` / `onnx2ttnn.ir.placements` importable here. The mock venv has ttnn but
-    not the converter's dependencies, so the packages are stubbed instead of running their __init__."""
+    """Make `onnx2ttnn.ir.layout` / `.placements` / `.ttnn_ops` (the op table) importable here. The mock venv has
+    ttnn but not the converter's dependencies, so the packages are stubbed instead of running their __init__."""
     import types
 
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "onnx2ttnn")

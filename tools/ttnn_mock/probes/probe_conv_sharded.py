@@ -1,8 +1,8 @@
 """conv2d reading a height-sharded L1 input in the planner's own layout (ir/placements.py height_shard_layout).
 
-The fact the auto planner relies on (ir/placements.py HEIGHT_SHARDING["conv2d"]): ttnn.conv2d accepts its
-input_tensor height-sharded over the planner's grid (uneven splits included) and, with
-memory_config=DRAM_MEMORY_CONFIG, writes DRAM interleaved as from an interleaved input.  Convolutions of
+The fact the auto planner relies on (the op table's conv2d height facts, ir/ttnn_ops/conv_pool.py):
+ttnn.conv2d accepts its input_tensor height-sharded over the planner's grid (uneven splits included) and,
+with memory_config=DRAM_MEMORY_CONFIG, writes DRAM interleaved as from an interleaved input.  Convolutions of
 the shapes ResNet-50 and MobileNetV2 have at 224x224: 1x1, 3x3, depthwise (groups = channels), stride 2.
 Prints AGREE/DISAGREE per call and `conv_sharded: N agree, M disagree`.
     bash tools/ttnn_mock/probes/run_probe.sh probe_conv_sharded.py     (results/conv_sharded.txt)

@@ -1,6 +1,7 @@
-"""Check every height-sharding fact of onnx2ttnn/ir/placements.py on the real ttnn (the table's maintenance probe).
+"""Check every height-sharding fact of the op table (onnx2ttnn/ir/ttnn_ops: OpInfo.height) on the real ttnn (its
+maintenance probe).
 
-For each op of HEIGHT_SHARDING and each shape below, calls the op in the form its `probe` names with
+For each op with height facts and each shape below, calls the op in the form its `probe` names with
 height-sharded inputs at the positions the table allows (others interleaved L1 or DRAM), asking for a
 height-sharded output when the table says the op writes one (from interleaved inputs too), else an
 interleaved L1 output; for layer_norm also checks that a height-sharded input is refused.  Prints
@@ -16,14 +17,14 @@ import sys
 from _common import *
 
 converter_ir_on_path()
-from onnx2ttnn.ir.placements import HEIGHT_SHARDING  # noqa: E402
+from onnx2ttnn.ir.ttnn_ops import OPS  # noqa: E402
 
 SHAPES = [((1, 1, 256, 64), 8), ((1, 16, 64), 1), ((1, 4, 16, 16), 4), ((1, 1, 2048, 64), 64), ((1, 1, 512, 96), 16)]
 SAMPLE_OPS = ("relu", "gelu", "add", "multiply", "where", "softmax", "layer_norm", "matmul", "to_memory_config",
               "conv2d")
 sample = "--sample" in sys.argv
 shapes = SHAPES[:1] + SHAPES[2:4] if sample else SHAPES
-ops = [op for op in HEIGHT_SHARDING if not sample or op in SAMPLE_OPS]
+ops = [op for op, info in OPS.items() if info.height is not None and (not sample or op in SAMPLE_OPS)]
 agree = disagree = 0
 
 
@@ -58,7 +59,7 @@ for shape, cores in shapes:
     g = dev(d, (1, shape[-1]))
     tag = f"{list(shape)} on {cores}"
     for op in ops:
-        facts = HEIGHT_SHARDING[op]
+        facts = OPS[op].height
         out = M if facts.output else L1
 
         def arg(i):

@@ -1,6 +1,6 @@
-"""Check the width-sharding facts of onnx2ttnn/ir/placements.py (WIDTH_SHARDING) on the real ttnn.
+"""Check the width-sharding facts of the op table (onnx2ttnn/ir/ttnn_ops: OpInfo.width) on the real ttnn.
 
-For every op of the table and each shape below, in the planner's own width-sharded layout
+For every op with width facts and each shape below, in the planner's own width-sharded layout
 (width_shard_layout): unary ops from width-sharded, interleaved L1 and DRAM inputs into a width-sharded
 output; binary ops with the other operand width-sharded, L1, DRAM or a broadcast row; to_memory_config both
 ways, to_torch, deallocate.  Prints AGREE/DISAGREE per call and `width facts: N agree, M disagree`.
@@ -12,7 +12,8 @@ from _common import *
 
 converter_ir_on_path()
 from onnx2ttnn.ir.layout import TTNNLayout  # noqa: E402
-from onnx2ttnn.ir.placements import WIDTH_SHARDING, width_shard_layout  # noqa: E402
+from onnx2ttnn.ir.placements import width_shard_layout  # noqa: E402
+from onnx2ttnn.ir.ttnn_ops import OPS  # noqa: E402
 
 SHAPES = [(1, 1, 64, 2048), (1, 128, 768), (1, 1, 49, 1280), (1, 1, 32, 320)]
 SAMPLE_OPS = ("relu", "gelu", "add", "multiply", "to_memory_config", "to_torch")
@@ -45,8 +46,9 @@ for shape in shapes:
     M = memory_config(shape)
     x, xi, xd = dev(d, shape, mc=M), dev(d, shape, mc=L1), dev(d, shape, mc=DR)
     row = dev(d, (1,) * (len(shape) - 1) + (shape[-1],), mc=DR)
-    for op, facts in WIDTH_SHARDING.items():
-        if sample and op not in SAMPLE_OPS:
+    for op, info in OPS.items():
+        facts = info.width
+        if facts is None or (sample and op not in SAMPLE_OPS):
             continue
         form = facts.probe
         tag = f"{list(shape)}"

@@ -1,0 +1,37 @@
+"""Op table entries: matmul and linear, softmax and normalisation, reductions, argmax, topk, cumsum.
+
+Sharding (probe_sharding.py, results/sharding.txt):
+- matmul / linear read a height-sharded input_tensor_a (not b: "Input B memory layout must be INTERLEAVED")
+  into an interleaved output; against a batched b only in whole batches per shard, which
+  ir/placements.py matmul_reads_height_sharded states (probe_matmul_sharded.py, results/matmul_sharded.txt).
+  A sharded output from an interleaved input depends on the batch shape ("Number of shards along height 4 must
+  not exceed number of cores 1"), so it is not used;
+- softmax reads and writes height-sharded; layer_norm writes height-sharded but refuses such an input
+  ("Height sharded inputs are not supported.").
+Vector FLOPs per output element: the cost model's rough estimates of the passes over a row, not measured
+(softmax 5, layer_norm 8, rms_norm 6, mean and sum 1).
+"""
+from __future__ import annotations
+
+from onnx2ttnn.ir.ttnn_ops.facts import Cost, Page, ShardFacts, declare
+
+_MATMUL_SHARDED = dict(same_shape_inputs=False, evidence=("results/matmul_sharded.txt",))
+
+declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX,
+        height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
+declare("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"}, cost=Cost.MATRIX,
+        height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
+declare("softmax", vector_flops=5, height=ShardFacts((0,), True, "softmax"))
+declare("layer_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=8,
+        height=ShardFacts((), True, "layer_norm"))
+declare("rms_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=6)
+
+# reductions
+for _name in ("mean", "sum", "max", "min"):
+    declare(_name)
+declare("prod", input_layouts=(Page.ANY,), output_page=Page.TILE)
+declare("argmax", input_layouts=(Page.ANY,), output_page=Page.ROW_MAJOR)  # UINT32 ROW_MAJOR indices
+# returns [values, indices]; indices UINT32 for float32 inputs or a tile-padded reduced dim above 65536, else
+# UINT16 (ttnn.topk's documentation)
+declare("topk", input_layouts=(Page.TILE,), output_page=Page.TILE, index_output=1)
+declare("cumsum", ("input",), input_layouts=(Page.TILE,), output_page=Page.TILE)
