@@ -92,15 +92,12 @@ def compare(before: str, after: str) -> int:
             return json.load(handle)
 
     old, new = load(before), load(after)
-    differ = 0
-    for key in sorted(set(old) | set(new)):
-        if key not in new or key not in old:
-            print(f"{key}: only in {before if key in old else after}")
-            differ += 1
-            continue
-        if old[key] == new[key]:
-            continue
-        differ += 1
+    common = sorted(set(old) & set(new))
+    one_side = sorted(set(old) ^ set(new))
+    differ = [key for key in common if old[key] != new[key]]
+    for key in one_side:
+        print(f"{key}: only in {before if key in old else after}")
+    for key in differ:
         parts = [part for part in ("program", "weights", "error") if old[key].get(part) != new[key].get(part)]
         print(f"{key}: {', '.join(parts)} differ")
         if "error" in parts:
@@ -111,9 +108,8 @@ def compare(before: str, after: str) -> int:
                 with open(os.path.join(folder, f"{key}.py"), encoding="utf-8") as handle:
                     texts.append(handle.read().splitlines(keepends=True))
             sys.stdout.writelines(list(difflib.unified_diff(*texts, f"{before}/{key}.py", f"{after}/{key}.py"))[:80])
-    same = len(set(old) & set(new)) - sum(1 for k in set(old) & set(new) if old[k] != new[k])
-    print(f"{same} identical, {differ} differ")
-    return 1 if differ else 0
+    print(f"{len(common) - len(differ)} identical, {len(differ)} differ, {len(one_side)} in one snapshot only")
+    return 1 if differ or one_side else 0
 
 
 def main(argv=None) -> int:
