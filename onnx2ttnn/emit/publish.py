@@ -82,6 +82,8 @@ def _identity(path: str) -> set:
 # --- publishing -----------------------------------------------------------------------------------
 def publish(payloads: Mapping[str, bytes | str]) -> None:
     """Write the files (path -> bytes, or text written as UTF-8) as one set; see the module docstring."""
+    if not payloads:
+        return
     check_distinct([], [("the file", path) for path in payloads])
     entries = [_Entry(os.path.abspath(path), payload) for path, payload in payloads.items()]
     folders = list(dict.fromkeys(os.path.dirname(e.target) for e in entries))

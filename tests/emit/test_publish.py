@@ -130,6 +130,11 @@ def test_check_distinct(tmp_path, monkeypatch):
     check_distinct(inputs, [("the program", str(tmp_path / "d" / "m.py")), ("the IR", str(tmp_path / "m.onnx"))])
 
 
+def test_publishing_nothing_writes_nothing(tmp_path):
+    publish({})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_publish_refuses_one_path_twice(tmp_path):
     with pytest.raises(ConversionError, match="same file"):
         publish({str(tmp_path / "a"): b"1", f"{tmp_path}/./a": b"2"})
