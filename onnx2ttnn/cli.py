@@ -64,9 +64,12 @@ def main() -> None:
 @model_options
 @click.option("--emit-ir", "emit_ir", help="also write the annotated IR as ONNX (opens in Netron)")
 @click.option("--print-pipeline", is_flag=True, help="print the passes in order and exit")
-@click.option("--dump-ir-after", multiple=True, metavar="PASS", help="write the IR after PASS (repeatable)")
+@click.option("--dump-ir-after", multiple=True, metavar="PASS",
+              help="also write the IR after PASS next to the program, as ir_after_PASS.onnx (repeatable)")
+@click.option("--keep-failed-dumps", is_flag=True,
+              help="when the conversion fails, still write the --dump-ir-after files of the passes that ran")
 def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit_ir, print_pipeline,
-            dump_ir_after):
+            dump_ir_after, keep_failed_dumps):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -79,31 +82,35 @@ def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit
         fail("missing -o/--output (the program to write, e.g. model_ttnn.py)")
     if not output.endswith(".py"):
         fail(f"the output {output!r} must be a .py file")
-    known = PassManager(build_pipeline()).known
-    unknown = [p for p in dump_ir_after if p not in known]
+    manager = PassManager(build_pipeline())
+    unknown = [p for p in dump_ir_after if p not in manager.known]
     if unknown:
         fail(f"--dump-ir-after: unknown pass {', '.join(unknown)}; see --print-pipeline")
-    from onnx2ttnn.convert import convert as run_convert, weights_path_for
+    from onnx2ttnn.convert import convert as run_convert, output_files
+    from onnx2ttnn.emit.publish import check_distinct
 
-    for path in (output, weights_path_for(output)) + ((emit_ir,) if emit_ir else ()):
+    dump_dir = os.path.dirname(os.path.abspath(output))
+    dumped = tuple(dict.fromkeys(p.name for p in manager.passes if p.name in dump_ir_after))
+    outputs = output_files(output, ir_path=emit_ir, dump_dir=dump_dir, dump_passes=dumped)
+    for _, path in outputs:
         _check_writable(path)
+    try:  # the model's external data files are checked too, once the model is read (Conversion.write)
+        check_distinct([("the model", model)], outputs)
+    except ConversionError as exc:
+        fail(str(exc))
     shapes = parse_input_shapes(input_shape)
 
     try:
         result = run_convert(model, output, input_shapes=shapes, device=device,
                              memory=memory, dtype=dtype, fallback=not no_fallback,
-                             dump_ir_after=tuple(dump_ir_after),
-                             dump_dir=os.path.dirname(os.path.abspath(output)),
+                             dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
+                             keep_failed_dumps=keep_failed_dumps,
                              progress=lambda name: click.echo(f"  {name} ...", err=True))
-        if emit_ir:
-            from onnx2ttnn.emit.ir_dump import write_ir
-
-            write_ir(result.module, emit_ir)
-        program, weights = result.write(output)
+        program, weights = result.write(output, ir_path=emit_ir)
     except ConversionError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"cannot write {output!r}: {exc.strerror or exc}")
+        fail(f"cannot write {exc.filename or output!r}: {exc.strerror or exc}")
     except Exception as exc:  # a compiler bug, not bad input: say so, keep the traceback behind a flag
         if os.environ.get("ONNX2TTNN_DEBUG"):
             raise

@@ -7,10 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from onnx2ttnn.emit.ir_dump import dump_path, ir_bytes
+from onnx2ttnn.emit.publish import check_distinct, publish
 from onnx2ttnn.emit.python import EmittedProgram, emit_program
-from onnx2ttnn.emit.weights import npz_bytes, write_files
+from onnx2ttnn.emit.weights import npz_bytes
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.importer import import_model
+from onnx2ttnn.frontend.weights import FileValues
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE
@@ -28,6 +31,8 @@ class Conversion:
     options: Options
     timings: list = field(default_factory=list)
     program_weights_name: str = "model_ttnn.npz"  # the sidecar name the program refers to
+    dumps: dict[str, bytes] = field(default_factory=dict)  # pass -> the IR after it (--dump-ir-after)
+    inputs: list[tuple[str, str]] = field(default_factory=list)  # (role, path): the files the model was read from
 
     @property
     def source(self) -> str:
@@ -44,19 +49,68 @@ class Conversion:
     def weight_bytes(self) -> int:
         return sum(a.nbytes for a in self.program.weights.values())
 
-    def write(self, path: str, weights_path: Optional[str] = None) -> tuple[str, str]:
-        """Write the program and its weights sidecar atomically; returns both paths."""
+    def write(self, path: str, weights_path: Optional[str] = None, ir_path: Optional[str] = None) -> tuple[str, str]:
+        """Publish the program, its weights sidecar, the annotated IR (when `ir_path` is given) and the IR dumps
+        asked for as one set (emit/publish.py: all new, or on any failure all old); returns the program and
+        weights paths. No output may be an input or another output."""
         weights_path = weights_path or weights_path_for(path)
         if os.path.basename(weights_path) != self.program_weights_name:
             raise ConversionError("the weights file must keep the name the program was generated with "
                                   f"({self.program_weights_name})")
-        write_files({weights_path: npz_bytes(self.program.weights), path: self.program.source})
+        outputs = output_files(path, weights_path, ir_path, self.options.dump_dir, tuple(self.dumps))
+        check_distinct(self.inputs, outputs)
+        payloads = {weights_path: npz_bytes(self.program.weights), path: self.program.source}
+        if ir_path:
+            payloads[ir_path] = ir_bytes(self.module)
+        payloads.update((dump_path(self.options.dump_dir, name), data) for name, data in self.dumps.items())
+        try:
+            publish(payloads)
+        except Exception:
+            _keep_failed_dumps(self.options, self.dumps, self.inputs)
+            raise
         return path, weights_path
 
 
 def weights_path_for(program_path: str) -> str:
     root, _ = os.path.splitext(program_path)
     return root + ".npz"
+
+
+def output_files(program_path: str, weights_path: Optional[str] = None, ir_path: Optional[str] = None,
+                 dump_dir: str = ".", dump_passes: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(role, path) of every file a conversion writes: the program, its weights, the IR, the IR dumps."""
+    files = [("the program", program_path), ("the weights", weights_path or weights_path_for(program_path))]
+    if ir_path:
+        files.append(("the IR", ir_path))
+    return files + _dump_files(dump_dir, dump_passes)
+
+
+def _dump_files(dump_dir: str, passes) -> list[tuple[str, str]]:
+    return [(f"the IR dump after {name}", dump_path(dump_dir, name)) for name in passes]
+
+
+def _input_files(module: Module) -> list[tuple[str, str]]:
+    """(role, path) of the model file and of the external data files its large tensors are read from."""
+    if not module.source_path:
+        return []
+    files = [("the model", module.source_path)]
+    for tensor in module.graph.tensors().values():
+        values = getattr(tensor, "_values", None)
+        if isinstance(values, FileValues) and ("the model's external data", values.path) not in files:
+            files.append(("the model's external data", values.path))
+    return files
+
+
+def _keep_failed_dumps(options: Options, dumps: dict[str, bytes], inputs: list[tuple[str, str]]) -> None:
+    """--keep-failed-dumps: write the IR dumps of a failed conversion, best effort (the failure is the news)."""
+    if not options.keep_failed_dumps or not dumps:
+        return
+    files = _dump_files(options.dump_dir, dumps)
+    try:
+        check_distinct(inputs, files)
+        publish({path: data for (_, path), data in zip(files, dumps.values())})
+    except (ConversionError, OSError):
+        pass
 
 
 def _options(kwargs: dict) -> Options:
@@ -77,7 +131,9 @@ def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str
 
     Options are the fields of onnx2ttnn.options.Options (device, memory, dtype, input_shapes, fallback, ...);
     `fallback=False` refuses host fallbacks (UnsupportedOpsError names every op type that would need one).
-    `output_path` only names the files the program refers to; nothing is written until Conversion.write().
+    `output_path` only names the files the program refers to; nothing is written until Conversion.write(), which
+    also writes the IR dumps asked for with `dump_ir_after` (into `dump_dir`). When the conversion fails they are
+    written only with `keep_failed_dumps=True`.
     `probes` makes the program report every intermediate value to a PROBE hook (for verify --per-op).
     """
     opts = _options(options)
@@ -87,16 +143,20 @@ def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str
         progress("import")
     module = import_model(model, opts.input_shapes)
     ctx.timings.append(("import", time.perf_counter() - start))
-    PassManager(build_pipeline()).run(module, ctx, progress)
-    weights_name = os.path.basename(weights_path_for(output_path or "model_ttnn.py"))
-    source_model = _source_reference(module.source_path, output_path)
-    start = time.perf_counter()
-    program = emit_program(module, weights_file=weights_name, source_model=source_model,
-                           options_text=opts.describe(), device_name=opts.device, probes=probes)
-    ctx.timings.append(("emit", time.perf_counter() - start))
-    result = Conversion(module, program, opts, ctx.timings)
-    result.program_weights_name = weights_name
-    return result
+    inputs = _input_files(module)
+    manager = PassManager(build_pipeline())
+    try:
+        manager.run(module, ctx, progress)
+        weights_name = os.path.basename(weights_path_for(output_path or "model_ttnn.py"))
+        source_model = _source_reference(module.source_path, output_path)
+        start = time.perf_counter()
+        program = emit_program(module, weights_file=weights_name, source_model=source_model,
+                               options_text=opts.describe(), device_name=opts.device, probes=probes)
+        ctx.timings.append(("emit", time.perf_counter() - start))
+    except Exception:
+        _keep_failed_dumps(opts, manager.dumps, inputs)
+        raise
+    return Conversion(module, program, opts, ctx.timings, weights_name, manager.dumps, inputs)
 
 
 def _source_reference(source: Optional[str], output_path: Optional[str]) -> str:

@@ -23,7 +23,10 @@ class Options:
                                                            "host with torch (host fallback); False refuses "
                                                            "them, naming every such op type at once"})
     dump_ir_after: tuple[str, ...] = field(default=(), metadata={"help": "pass names to dump the IR after"})
-    dump_dir: str = field(default=".", metadata={"help": "folder for --dump-ir-after files"})
+    dump_dir: str = field(default=".", metadata={"help": "folder for --dump-ir-after files (written with the "
+                                                       "program by Conversion.write)"})
+    keep_failed_dumps: bool = field(default=False, metadata={"help": "write the --dump-ir-after files of a "
+                                                                     "failed conversion too (else none is kept)"})
 
     def describe(self) -> str:
         """One line for the generated program's header."""

@@ -184,6 +184,16 @@ def work(tmp_path: Path) -> Path:
     symbolic_model(tmp_path / "symbolic.onnx")
     (tmp_path / "a_file").write_text("a file, not a folder\n")
     (tmp_path / "out").mkdir()
+    same = tmp_path / "same"  # models an output could land on
+    same.mkdir()
+    for name in ("model.py", "model.npz", "m.onnx", "ir_after_fuse-patterns.onnx"):
+        (same / name).write_bytes(data)
+    os.link(same / "m.onnx", same / "hard.py")
+    os.symlink("m.onnx", same / "link.py")
+    extw = tmp_path / "extw"  # fc1.weight (8192 elements) stays in e.npz until a pass reads it
+    extw.mkdir()
+    onnx.save(onnx.load(str(MLP)), str(extw / "e.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="e.npz", size_threshold=4096)
     return tmp_path
 
 
@@ -214,11 +224,38 @@ BAD = [
     ("unknown-input-name", "symbolic.onnx", "out/m.py", ["--input-shape", "nope=4,64"], ["'nope'", "'x'"]),
     ("emit-ir-folder-missing", str(MLP), "out/m.py", ["--emit-ir", "no_such_folder/ir.onnx"], ["ir.onnx"]),
     ("unknown-dump-pass", str(MLP), "out/m.py", ["--dump-ir-after", "no-such-pass"], ["no-such-pass"]),
+    # no output may be the input or another output (same path, a symlink or a hard link)
+    ("output-is-the-model", "same/model.py", "same/model.py", [],
+     ["the program 'same/model.py' is the same file as the model 'same/model.py'"]),
+    ("weights-are-the-model", "same/model.npz", "same/model.py", [],
+     ["the weights 'same/model.npz' is the same file as the model 'same/model.npz'"]),
+    ("emit-ir-is-the-model", "same/m.onnx", "out/m.py", ["--emit-ir", "same/m.onnx"],
+     ["the IR 'same/m.onnx' is the same file as the model 'same/m.onnx'"]),
+    ("output-hard-link-to-model", "same/m.onnx", "same/hard.py", [],
+     ["the program 'same/hard.py' is the same file as the model 'same/m.onnx'"]),
+    ("output-symlink-to-model", "same/m.onnx", "same/link.py", [],
+     ["the program 'same/link.py' is the same file as the model 'same/m.onnx'"]),
+    ("emit-ir-is-the-output", str(MLP), "out/m.py", ["--emit-ir", "out/m.py"],
+     ["the IR 'out/m.py' is the same file as the program 'out/m.py'"]),
+    ("emit-ir-is-the-weights", str(MLP), "out/m.py", ["--emit-ir", "out/./m.npz"],
+     ["the IR 'out/./m.npz' is the same file as the weights 'out/m.npz'"]),
+    ("dump-is-the-model", "same/ir_after_fuse-patterns.onnx", "same/x.py", ["--dump-ir-after", "fuse-patterns"],
+     ["the IR dump after fuse-patterns", "is the same file as the model 'same/ir_after_fuse-patterns.onnx'"]),
+    ("emit-ir-is-a-dump", str(MLP), "out/m.py",
+     ["--emit-ir", "out/ir_after_fuse-patterns.onnx", "--dump-ir-after", "fuse-patterns"],
+     ["the IR dump after fuse-patterns", "is the same file as the IR 'out/ir_after_fuse-patterns.onnx'"]),
+    ("weights-are-external-data", "extw/e.onnx", "extw/e.py", [],
+     ["is the same file as the model's external data", "e.npz"]),
+    # a failed conversion leaves no debug dump and no IR behind
+    ("failed-conversion-dumps", "unsupported.onnx", "out/m.py",
+     ["--dump-ir-after", "fold-constants", "--dump-ir-after", "remove-identities", "--emit-ir", "out/ir.onnx"],
+     ["no ttnn lowering"]),
 ]
 # the cases also run as a real subprocess (each costs ~0.5 s of interpreter start-up)
 SUBPROCESS_CASES = {"missing-file", "random-bytes", "truncated-protobuf", "missing-external-data",
                     "unsupported-ops", "no-fallback", "symbolic-dims", "output-parent-is-a-file", "output-is-a-folder",
-                    "bad-input-shape-no-equals", "unknown-input-name"}
+                    "bad-input-shape-no-equals", "unknown-input-name", "output-is-the-model", "emit-ir-is-the-model",
+                    "weights-are-external-data", "failed-conversion-dumps"}
 BAD_RUNS = [pytest.param(mode, *case, id=f"{case[0]}-{mode}") for case in BAD
             for mode in ("inprocess", "subprocess") if mode == "inprocess" or case[0] in SUBPROCESS_CASES]
 
@@ -338,6 +375,40 @@ def test_existing_output_replaced_only_on_success(work: Path, mode, bad_models):
     with np.load(weights, allow_pickle=False) as data:
         assert len(data.files) > 0
     assert _temp_files(out_dir) == [], f"files left behind: {_temp_files(out_dir)}"
+
+
+def test_failed_write_leaves_the_old_set(work: Path, monkeypatch):
+    """The program, its weights and the IR are one set: when the last rename fails, none of the new files stays
+    and the old ones are untouched."""
+    out_dir = work / "out"
+    program, weights, ir = out_dir / "m.py", out_dir / "m.npz", out_dir / "m_ir.onnx"
+    program.write_text(SENTINEL_PY)
+    weights.write_bytes(SENTINEL_NPZ)
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if os.path.basename(dst) == "m.py":
+            raise OSError(28, "No space left on device", str(dst))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    run = run_inprocess(["convert", str(MLP), "-o", str(program), "--emit-ir", str(ir),
+                         "--dump-ir-after", "fuse-patterns"], work)
+    msg = assert_clean_failure(run)
+    assert "m.py" in msg and "No space left on device" in msg
+    assert program.read_text() == SENTINEL_PY and weights.read_bytes() == SENTINEL_NPZ
+    assert sorted(p.name for p in out_dir.iterdir()) == ["m.npz", "m.py"]
+
+
+def test_keep_failed_dumps(work: Path):
+    """--keep-failed-dumps keeps the IR dumps of the passes that ran before the failure (and only those)."""
+    out_dir = work / "out"
+    run = run_inprocess(["convert", "unsupported.onnx", "-o", str(out_dir / "m.py"), "--keep-failed-dumps",
+                         "--dump-ir-after", "fold-constants", "--dump-ir-after", "memory-config",
+                         "--emit-ir", str(out_dir / "ir.onnx")], work)
+    assert "no ttnn lowering" in assert_clean_failure(run)
+    assert sorted(p.name for p in out_dir.iterdir()) == ["ir_after_fold-constants.onnx"]
+    assert {n.op_type for n in onnx.load(str(out_dir / "ir_after_fold-constants.onnx")).graph.node} >= {"Foo", "Relu"}
 
 
 # --- informational commands -----------------------------------------------------------------------

@@ -1,12 +1,13 @@
 """The annotated IR as an ONNX file (opens in Netron): layouts in value_info metadata_props, ttnn
-arguments (memory configs included) as string attributes."""
+arguments (memory configs included) as string attributes. Conversion.write publishes it with the program."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.emit.weights import write_atomic
 from onnx2ttnn.ir.graph import Module, layout_of
 from onnx2ttnn.ir.names import Namespace
 
@@ -61,5 +62,11 @@ def to_onnx(module: Module, weights: bool = False) -> onnx.ModelProto:
     return onnx.helper.make_model(g, opset_imports=opsets, producer_name="onnx2ttnn")
 
 
-def write_ir(module: Module, path: str, weights: bool = False) -> None:
-    write_atomic(path, to_onnx(module, weights).SerializeToString())
+def ir_bytes(module: Module, weights: bool = False) -> bytes:
+    """The annotated IR as the bytes of an .onnx file (what --emit-ir and --dump-ir-after write)."""
+    return to_onnx(module, weights).SerializeToString()
+
+
+def dump_path(folder: str, pass_name: str) -> str:
+    """Where --dump-ir-after PASS writes the IR after PASS."""
+    return os.path.join(folder, f"ir_after_{pass_name}.onnx")

@@ -6,6 +6,8 @@ weights are held once (as numpy arrays), not twice (proto and numpy).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 import onnx.external_data_helper as external
@@ -27,6 +29,12 @@ class FileValues(LazyValues):
         self._reference = lazy.tensor
         self._base_dir = base_dir
         self.shape, self.dtype, self.nbytes = lazy.shape, lazy.dtype, lazy.nbytes
+
+    @property
+    def path(self) -> str:
+        """The external data file the values are read from."""
+        location = next((e.value for e in self._reference.external_data if e.key == "location"), "")
+        return os.path.join(self._base_dir, location)
 
     @property
     def tensor(self) -> onnx.TensorProto:

@@ -1,7 +1,6 @@
 """The pipeline: the ordered list of passes (the table of contents of the compiler) and the PassManager."""
 from __future__ import annotations
 
-import os
 import time
 
 from onnx2ttnn.ir.graph import Module
@@ -64,6 +63,7 @@ class PassManager:
         self.passes = passes
         names = {p.name for p in passes}
         self.known = names | {name for name, _ in IMPORT_STAGES}
+        self.dumps: dict[str, bytes] = {}  # pass -> the IR after it (--dump-ir-after); written with the program
 
     def run(self, module: Module, ctx: PassContext, progress=None) -> None:
         for p in self.passes:
@@ -73,6 +73,6 @@ class PassManager:
             p.run(module, ctx)
             ctx.timings.append((p.name, time.perf_counter() - start))
             if p.name in ctx.options.dump_ir_after:
-                from onnx2ttnn.emit.ir_dump import write_ir
+                from onnx2ttnn.emit.ir_dump import ir_bytes
 
-                write_ir(module, os.path.join(ctx.options.dump_dir, f"ir_after_{p.name}.onnx"))
+                self.dumps[p.name] = ir_bytes(module)
