@@ -368,7 +368,7 @@ def test_ops_table():
     result = CliRunner().invoke(main, ["ops"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["op", "opsets", "ttnn", "ops", "constraints", "fallback"]
+    assert lines[0].split() == ["op", "opsets", "schema", "versions", "ttnn", "ops", "constraints", "fallback"]
     ops = {line.split()[0] for line in lines[2:-1]}
     for op in ("Conv", "MatMul", "Relu", "Add", "Softmax"):
         assert op in ops, op

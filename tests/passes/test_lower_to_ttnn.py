@@ -29,7 +29,7 @@ def declining_hardmax(monkeypatch):
         ctx.param(np.ones(3, np.float32), "leftover")
         ctx.decline("axis=0 is not supported")
 
-    registry.register("Hardmax", 13, ttnn=("relu",))(rule)
+    registry.register("Hardmax", versions=(13,), ttnn=("relu",))(rule)
 
 
 def test_a_declined_node_goes_to_its_fallback_and_leaves_nothing_behind(declining_hardmax):
