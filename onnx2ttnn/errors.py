@@ -22,15 +22,17 @@ class NotLowerable(ConversionError):
 class UnsupportedOpsError(ConversionError):
     """Some ONNX op types have no lowering (and no usable fallback); lists every one of them at once.
 
-    `missing`: op type -> names of its nodes; `reasons`: op type -> why a rule declined (when it did);
-    `fallbacks`: op types a host fallback exists for (refused by --no-fallback).
+    `missing`: op type -> names of its nodes; `reasons`: op type -> why a rule declined or why no rule serves
+    the node's schema version; `fallbacks`: op types a host fallback exists for (refused by --no-fallback);
+    `versions`: ai.onnx op type -> the schema version the model's opset resolves to (None: unknown).
     """
 
     def __init__(self, missing: dict[str, list[str]], opset: int, reasons: dict[str, str] | None = None,
-                 fallbacks: tuple[str, ...] = ()) -> None:
+                 fallbacks: tuple[str, ...] = (), versions: dict[str, int | None] | None = None) -> None:
         self.missing = missing
         self.reasons = reasons or {}
         self.fallbacks = tuple(sorted(fallbacks))
+        self.versions = versions or {}
         counts = ", ".join(f"{op} ({_nodes(len(missing[op]))})" for op in sorted(missing))
         kinds = f"{len(missing)} ONNX op type{'s' if len(missing) != 1 else ''}"
         lines = [f"{kinds} {'have' if len(missing) != 1 else 'has'} no ttnn lowering: {counts}"]
@@ -38,11 +40,19 @@ class UnsupportedOpsError(ConversionError):
             names = missing[op_type]
             shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
             reason = f" ({self.reasons[op_type]})" if op_type in self.reasons else ""
-            lines.append(f"  {op_type} (opset {opset}): {shown}{reason}")
+            lines.append(f"  {self._versioned(op_type, opset)}: {shown}{reason}")
         if self.fallbacks:
-            lines.append(f"  host fallbacks exist for {', '.join(self.fallbacks)}: convert without --no-fallback "
-                         "to run them on the host")
+            listed = ", ".join(f"{op} (schema {self.versions[op]})" if self.versions.get(op) else op
+                               for op in self.fallbacks)
+            lines.append(f"  host fallbacks exist for {listed}: convert without --no-fallback to run them on the host")
         super().__init__("\n".join(lines))
+
+    def _versioned(self, op_type: str, opset: int) -> str:
+        """`Abs (opset 18 schema 13)` for an ai.onnx op, the op type alone for other domains."""
+        if op_type not in self.versions:
+            return op_type
+        version = self.versions[op_type]
+        return f"{op_type} (opset {opset} schema {version if version is not None else 'unknown'})"
 
 
 def _nodes(count: int) -> str:

@@ -1,9 +1,10 @@
-"""The support table, generated from the lowering registry (`onnx2ttnn ops`, docs/ops.md).
+"""The support table, generated from the lowering and host-fallback registries (`onnx2ttnn ops`, docs/ops.md).
 
-One row per lowering rule of the ai.onnx domain: the op, the model opsets the rule serves (its
-since-version up to the next rule's, or the newest opset onnx knows), the ttnn ops it emits, its
-constraints (the rule's note) and the host fallback, if any.  `python -m onnx2ttnn.support` prints the
-Markdown page checked in as docs/ops.md.
+One row per lowering rule of the ai.onnx domain: the op, the model opsets the rule serves (those whose
+schema version it names), the schema versions it was checked against, the ttnn ops it emits, its
+constraints (the rule's note) and the host fallbacks covering those versions; then one row per host
+fallback for the schema versions no lowering rule names.  An opset missing from an op's rows is
+unsupported.  `python -m onnx2ttnn.support` prints the Markdown page checked in as docs/ops.md.
 """
 from __future__ import annotations
 
@@ -11,67 +12,79 @@ from dataclasses import dataclass
 
 import onnx
 
-from onnx2ttnn.fallback import all_fallbacks
-from onnx2ttnn.lowering import all_rules
+from onnx2ttnn.fallback import all_fallbacks, lookup_fallback
+from onnx2ttnn.lowering import all_rules, lookup
+from onnx2ttnn.lowering.versions import is_onnx_domain, listed, newest_opset, served_opsets
 
 REGENERATE = "python -m onnx2ttnn.support > docs/ops.md"
-COLUMNS = ("op", "opsets", "ttnn ops", "constraints", "fallback")
+COLUMNS = ("op", "opsets", "schema versions", "ttnn ops", "constraints", "fallback")
 
 
 @dataclass(frozen=True)
 class SupportRow:
     op: str
-    first: int  # first model opset this row serves
-    last: int  # last one (inclusive)
+    versions: tuple[int, ...]  # the schema versions the row's rule was checked against
     ttnn_ops: tuple[str, ...]
     constraints: str
     fallback: str = ""
 
     @property
+    def served(self) -> list[tuple[int, int]]:
+        """The model opset ranges (first, last) the row serves."""
+        return served_opsets("", self.op, self.versions)
+
+    @property
     def opsets(self) -> str:
-        return f"{self.first}-{self.last}" if self.first != self.last else str(self.first)
+        return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in self.served)
 
     def cells(self) -> tuple[str, ...]:
-        return (self.op, self.opsets, ", ".join(self.ttnn_ops) or "(none: no ttnn call)", self.constraints,
-                self.fallback)
+        return (self.op, self.opsets, listed(self.versions), ", ".join(self.ttnn_ops) or "(none: no ttnn call)",
+                self.constraints, self.fallback)
 
 
-def fallback_ops() -> dict[str, str]:
-    """ONNX op type (ai.onnx) -> how its host fallback computes it (torch on the host, and the rule's note).
-
-    The fallback computes the node when the op has no lowering rule, or when its rule declines the node."""
-    out = {}
-    for fb in all_fallbacks():
-        if _onnx_domain(fb.domain):
-            out[fb.op_type] = "; ".join(n for n in (f"torch on the host ({fb.helper})", fb.note) if n)
-    return out
+def _describe(fallback) -> str:
+    return "; ".join(n for n in (f"torch on the host ({fallback.helper})", fallback.note) if n)
 
 
-def _onnx_domain(domain: str) -> bool:
-    return domain in ("", "ai.onnx")
+def _fallback_cell(fallbacks: list, versions: tuple[int, ...]) -> str:
+    """How the op's host fallbacks compute the schema versions `versions` (those they cover)."""
+    covered: dict[str, list[int]] = {}
+    for fb in fallbacks:
+        covered.setdefault(_describe(fb), []).extend(v for v in versions if v in fb.versions)
+    return "; ".join(text + ("" if len(shared) == len(versions) else f" (schema {listed(sorted(shared))})")
+                     for text, shared in covered.items() if shared)
 
 
 def claimed_op_types() -> frozenset[str]:
-    """The ai.onnx op types onnx2ttnn converts: those with a lowering rule, plus those with a host fallback."""
-    return frozenset(r.op_type for r in all_rules() if _onnx_domain(r.domain)) | frozenset(fallback_ops())
+    """The ai.onnx op types onnx2ttnn converts at some opset: those with a lowering rule or a host fallback."""
+    return frozenset(r.op_type for r in all_rules() + all_fallbacks() if is_onnx_domain(r.domain))
+
+
+def claimed(op_type: str, opset: int) -> bool:
+    """Whether a lowering rule or a host fallback serves ai.onnx `op_type` in a model of opset `opset`."""
+    return lookup("", op_type, opset) is not None or lookup_fallback("", op_type, opset) is not None
 
 
 def support_rows() -> list[SupportRow]:
-    """The rows of the support table, by op type then opset."""
-    current = onnx.defs.onnx_opset_version()
-    fallbacks = fallback_ops()
-    by_op: dict[str, list] = {}
+    """The rows of the support table, by op type then schema version."""
+    rules: dict[str, list] = {}
+    fallbacks: dict[str, list] = {}
     for rule in all_rules():
-        if _onnx_domain(rule.domain):
-            by_op.setdefault(rule.op_type, []).append(rule)
+        if is_onnx_domain(rule.domain):
+            rules.setdefault(rule.op_type, []).append(rule)
+    for fb in all_fallbacks():
+        if is_onnx_domain(fb.domain):
+            fallbacks.setdefault(fb.op_type, []).append(fb)
     rows = []
-    for op in sorted(set(by_op) | set(fallbacks)):
-        rules = by_op.get(op, [])
-        for rule, following in zip(rules, rules[1:] + [None]):
-            last = following.since - 1 if following else current
-            rows.append(SupportRow(op, rule.since, last, rule.ttnn_ops, rule.note, fallbacks.get(op, "")))
-        if not rules:
-            rows.append(SupportRow(op, 1, current, (), "", fallbacks[op]))
+    for op in sorted(set(rules) | set(fallbacks)):
+        own = [SupportRow(op, r.versions, r.ttnn_ops, r.note, _fallback_cell(fallbacks.get(op, []), r.versions))
+               for r in rules.get(op, [])]
+        lowered = {v for r in rules.get(op, []) for v in r.versions}
+        for fb in fallbacks.get(op, []):
+            rest = tuple(v for v in fb.versions if v not in lowered)
+            if rest:
+                own.append(SupportRow(op, rest, (), "", _describe(fb)))
+        rows += sorted(own, key=lambda row: row.versions[0])
     return rows
 
 
@@ -95,12 +108,16 @@ def support_markdown() -> str:
     lines = [
         "# Supported ONNX ops",
         "",
-        f"Generated from the lowering registry by `{REGENERATE}` (also `onnx2ttnn ops --markdown`);",
-        "tests/test_support.py fails when this page is stale.",
+        f"Generated from the lowering and host-fallback registries by `{REGENERATE}`",
+        "(also `onnx2ttnn ops --markdown`); tests/test_support.py fails when this page is stale.",
         "",
-        f"{len(claimed_op_types())} ONNX op types (domain ai.onnx). *opsets* are the model opsets a rule serves;",
+        f"{len(claimed_op_types())} ONNX op types (domain ai.onnx).  *schema versions* are the since-versions of",
+        "the op's ONNX schemas a rule was checked against; *opsets* are the model opsets whose schema version is",
+        f"one of them (up to {newest_opset()}, the newest opset onnx {onnx.__version__} knows).  A model opset",
+        "missing from an op's rows is unsupported: the conversion names the op and its schema version.",
         "*constraints* are what the rule needs beyond the ONNX spec (the conversion fails with a message",
-        "otherwise); *fallback* says how an op without a ttnn equivalent is computed on the host.",
+        "otherwise); *fallback* says how the host computes the op where ttnn has no equivalent or the rule",
+        "declines a node.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -210,7 +210,8 @@ BAD = [
       "com.example::Foo (2 nodes)", "'foo0', 'foo1'"]),
     ("no-fallback", "fallback.onnx", "out/m.py", ["--no-fallback"],
      ["error: 3 ONNX op types have no ttnn lowering: Det (1 node), Hardmax (1 node), ReverseSequence (2 nodes)",
-      "'rev0', 'rev1'", "host fallbacks exist for Det, Hardmax, ReverseSequence"]),
+      "ReverseSequence (opset 17 schema 10): 'rev0', 'rev1'",
+      "host fallbacks exist for Det (schema 11), Hardmax (schema 13), ReverseSequence (schema 10)"]),
     ("symbolic-dims", "symbolic.onnx", "out/m.py", [], ["'x'", "N", "--input-shape"]),
     ("output-folder-missing", str(MLP), "no_such_folder/m.py", [], ["no_such_folder", "does not exist"]),
     ("output-parent-is-a-file", str(MLP), "a_file/m.py", [], ["a_file"]),
@@ -439,7 +440,7 @@ def test_ops_table():
     result = CliRunner().invoke(main, ["ops"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["op", "opsets", "ttnn", "ops", "constraints", "fallback"]
+    assert lines[0].split() == ["op", "opsets", "schema", "versions", "ttnn", "ops", "constraints", "fallback"]
     ops = {line.split()[0] for line in lines[2:-1]}
     for op in ("Conv", "MatMul", "Relu", "Add", "Softmax"):
         assert op in ops, op

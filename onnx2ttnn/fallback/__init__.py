@@ -7,4 +7,5 @@ from onnx2ttnn.fallback import arith, indexing, losses, nn, sorting, spatial  # 
 from onnx2ttnn.fallback import slicing  # noqa: F401
 from onnx2ttnn.fallback import conv  # noqa: F401  (3-D Conv, ConvTranspose)
 from onnx2ttnn.fallback.lower import lower_with_fallback  # noqa: F401
-from onnx2ttnn.fallback.registry import all_fallbacks, fallback, fallback_op_types, lookup_fallback  # noqa: F401
+from onnx2ttnn.fallback.registry import (all_fallbacks, fallback, fallback_op_types, fallback_versions,  # noqa: F401
+                                         lookup_fallback)

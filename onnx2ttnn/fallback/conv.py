@@ -30,8 +30,10 @@ def _static(node, tensor, what):
     return [int(d) for d in tensor.shape]
 
 
-@fallback("Conv", 1, helper="host_conv", note="any number of spatial dims (ttnn's rule takes 1-D and 2-D)")
+@fallback("Conv", versions=(1, 11, 22), helper="host_conv",
+          note="any number of spatial dims (ttnn's rule takes 1-D and 2-D)")
 def conv(node):
+    """Conv-1; 11: SAME auto_pad spelled out as output = ceil(input / stride), as computed here; 22: bfloat16."""
     x_shape = _static(node, node.inputs[0], "input")
     kernel = _static(node, node.inputs[1], "weight")[2:]
     strides, dilations = _geometry(node, kernel)
@@ -54,9 +56,10 @@ def conv(node):
     return {"strides": strides, "dilations": dilations, "pads": pads, "group": int(node.attrs.get("group", 1))}
 
 
-@fallback("ConvTranspose", 1, helper="host_conv_transpose",
+@fallback("ConvTranspose", versions=(1, 11, 22), helper="host_conv_transpose",
           note="any number of spatial dims (ttnn's rule takes 1-D and 2-D)")
 def conv_transpose(node):
+    """ConvTranspose-1; 11: the SAME_UPPER pad split fixed in the text (as computed here); 22: bfloat16."""
     x_shape = _static(node, node.inputs[0], "input")
     kernel = _static(node, node.inputs[1], "weight")[2:]
     out_shape = _static(node, node.outputs[0], "output")

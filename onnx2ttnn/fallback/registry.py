@@ -1,6 +1,7 @@
 """The registry of host fallbacks: ONNX ops the generated program computes with torch on the host.
 
-A fallback is a decorated function keyed by (domain, ONNX op type, since-version), like a lowering rule.
+A fallback is a decorated function keyed by (domain, ONNX op type, schema versions), like a lowering rule:
+it names the schema versions it was checked against and serves only those (lowering/versions.py).
 It names the torch helper that computes the op (a function `host_<name>` in `fallback/host/<family>.py`,
 the file of the same name as the rule's module) and returns the helper's keyword arguments for one node,
 or raises `NotLowerable` for a variant it cannot compute.  The converter never imports the helpers (they
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from onnx2ttnn.lowering.registry import add_versioned, select_versioned
+from onnx2ttnn.lowering.versions import add_versioned, checked_versions, select_versioned
 
 _PACKAGE = __name__.rsplit(".", 1)[0]
 
@@ -20,7 +21,7 @@ _PACKAGE = __name__.rsplit(".", 1)[0]
 class FallbackRule:
     domain: str
     op_type: str
-    since: int
+    versions: tuple[int, ...]  # the schema since-versions the fallback was checked against
     helper: str  # the torch function's name in fallback/host/<family>.py
     family: str  # the module the rule lives in (and the host file the helper lives in)
     fn: Callable  # fn(node) -> the helper's keyword arguments
@@ -31,13 +32,14 @@ class FallbackRule:
 _RULES: dict[tuple[str, str], list[FallbackRule]] = {}
 
 
-def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", note: str = "", results: int = 1):
-    """Decorator: `fn(node) -> dict` gives the keyword arguments of torch helper `helper` for one node
-    (which returns `results` tensors)."""
+def fallback(op_type: str, *, versions: tuple[int, ...], helper: str, domain: str = "", note: str = "",
+             results: int = 1):
+    """Decorator: `fn(node) -> dict` gives the keyword arguments of torch helper `helper` for one node of
+    `op_type` at the schema versions `versions` (the helper returns `results` tensors)."""
 
     def wrap(fn: Callable) -> Callable:
         family = fn.__module__.rsplit(".", 1)[-1]
-        add_versioned(_RULES, FallbackRule(domain, op_type, since, helper, family, fn, note, results),
+        add_versioned(_RULES, FallbackRule(domain, op_type, tuple(versions), helper, family, fn, note, results),
                       "host fallback")
         return fn
 
@@ -45,8 +47,13 @@ def fallback(op_type: str, since: int = 1, *, helper: str, domain: str = "", not
 
 
 def lookup_fallback(domain: str, op_type: str, opset: int) -> Optional[FallbackRule]:
-    """The fallback for this op at this opset, or None when there is none."""
+    """The fallback for this op at this model opset, or None when none names its schema version."""
     return select_versioned(_RULES, domain, op_type, opset)
+
+
+def fallback_versions(domain: str, op_type: str) -> tuple[int, ...]:
+    """The schema versions the op's host fallbacks were checked against."""
+    return checked_versions(_RULES, domain, op_type)
 
 
 def all_fallbacks() -> list[FallbackRule]:

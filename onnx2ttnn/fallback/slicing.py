@@ -4,6 +4,6 @@ from __future__ import annotations
 from onnx2ttnn.fallback.registry import fallback
 
 
-@fallback("Slice", 10, helper="host_slice", note="slices ttnn cannot compute (empty results)")
+@fallback("Slice", versions=(10, 11, 13), helper="host_slice", note="slices ttnn cannot compute (empty results)")
 def slice_(node):
     return {}

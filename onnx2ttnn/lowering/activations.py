@@ -2,7 +2,10 @@
 
 When a ttnn op has the ONNX function with fixed constants (ttnn.hardsigmoid is relu6(x + 3) / 6), it is
 used only for those constants; other parameters are composed from primitives.  Every rule keeps its input's
-form, so activations after a convolution stay in flattened NHWC.
+form, so activations after a convolution stay in flattened NHWC.  The later versions of these ops add
+types only: bfloat16 (LeakyRelu 16, PRelu 16, most others 22), integers (PRelu 9), double/float16 (Celu 28).
+The first schemas of HardSigmoid, LeakyRelu, Elu, Selu (version 1, with the legacy `consumed_inputs` hint and
+no ONNX shape inference) and PRelu (1 and 6, before unidirectional broadcasting of the slope) are not claimed.
 """
 from __future__ import annotations
 
@@ -22,18 +25,18 @@ def _attr(node: gs.Node, name: str, default: float) -> float:
     return float(node.attrs.get(name, default))
 
 
-@register("Gelu", 20, ttnn=("gelu",))
+@register("Gelu", versions=(20,), ttnn=("gelu",))
 def gelu(ctx: LoweringContext, node: gs.Node) -> None:
     approximate = node.attrs.get("approximate", "none")
     unary(ctx, node, "gelu", fast_and_approximate_mode=True if approximate == "tanh" else None)
 
 
-@register("Gelu", 1, domain="onnx2ttnn", ttnn=("gelu",), note="fused from the Erf pattern")
+@register("Gelu", versions=(1,), domain="onnx2ttnn", ttnn=("gelu",), note="fused from the Erf pattern")
 def fused_gelu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "gelu")
 
 
-@register("HardSigmoid", 6, ttnn=("hardsigmoid", "multiply", "add", "clip"),
+@register("HardSigmoid", versions=(6, 22), ttnn=("hardsigmoid", "multiply", "add", "clip"),
           note="ttnn.hardsigmoid for alpha=1/6, beta=0.5; else clip(alpha*x + beta, 0, 1)")
 def hard_sigmoid(ctx: LoweringContext, node: gs.Node) -> None:
     alpha, beta = _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5)
@@ -48,17 +51,17 @@ def hard_sigmoid(ctx: LoweringContext, node: gs.Node) -> None:
     unary_to(ctx, shifted, out, "clip", min=0.0, max=1.0)
 
 
-@register("HardSwish", 14, ttnn=("hardswish",))
+@register("HardSwish", versions=(14, 22), ttnn=("hardswish",))
 def hard_swish(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "hardswish")
 
 
-@register("LeakyRelu", 6, ttnn=("leaky_relu",))
+@register("LeakyRelu", versions=(6, 16), ttnn=("leaky_relu",))
 def leaky_relu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "leaky_relu", negative_slope=_attr(node, "alpha", 0.01))
 
 
-@register("PRelu", 7, ttnn=("leaky_relu", "relu", "minimum", "multiply", "add"),
+@register("PRelu", versions=(7, 9, 16), ttnn=("leaky_relu", "relu", "minimum", "multiply", "add"),
           note="one-element slope: leaky_relu; else relu(x) + slope * min(x, 0)")
 def prelu(ctx: LoweringContext, node: gs.Node) -> None:
     x, slope = node.inputs
@@ -76,42 +79,42 @@ def prelu(ctx: LoweringContext, node: gs.Node) -> None:
     binary_to(ctx, positive, scaled, out, "add")
 
 
-@register("Elu", 6, ttnn=("elu",))
+@register("Elu", versions=(6, 22), ttnn=("elu",))
 def elu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "elu", alpha=_attr(node, "alpha", 1.0))
 
 
-@register("Selu", 6, ttnn=("selu",))
+@register("Selu", versions=(6, 22), ttnn=("selu",))
 def selu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "selu", scale=_attr(node, "gamma", SELU_GAMMA), alpha=_attr(node, "alpha", SELU_ALPHA))
 
 
-@register("Celu", 12, ttnn=("celu",))
+@register("Celu", versions=(12, 28), ttnn=("celu",))
 def celu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "celu", alpha=_attr(node, "alpha", 1.0))
 
 
-@register("Softplus", 1, ttnn=("softplus",), note="beta=1; linear above 20 (ttnn's threshold)")
+@register("Softplus", versions=(1, 22), ttnn=("softplus",), note="beta=1; linear above 20 (ttnn's threshold)")
 def softplus(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "softplus", beta=1.0, threshold=20.0)
 
 
-@register("Softsign", 1, ttnn=("softsign",))
+@register("Softsign", versions=(1, 22), ttnn=("softsign",))
 def softsign(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "softsign")
 
 
-@register("Mish", 18, ttnn=("mish",))
+@register("Mish", versions=(18, 22), ttnn=("mish",))
 def mish(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "mish")
 
 
-@register("ThresholdedRelu", 10, ttnn=("threshold",), note="x where x > alpha, else 0")
+@register("ThresholdedRelu", versions=(10, 22), ttnn=("threshold",), note="x where x > alpha, else 0")
 def thresholded_relu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "threshold", threshold=_attr(node, "alpha", 1.0), value=0.0)
 
 
-@register("Shrink", 9, ttnn=("hardshrink", "softshrink", "sign", "multiply", "subtract"),
+@register("Shrink", versions=(9,), ttnn=("hardshrink", "softshrink", "sign", "multiply", "subtract"),
           note="bias 0: hardshrink; bias = lambd: softshrink; else h - bias * sign(h), h = hardshrink(x)")
 def shrink(ctx: LoweringContext, node: gs.Node) -> None:
     lambd, bias = _attr(node, "lambd", 0.5), _attr(node, "bias", 0.0)

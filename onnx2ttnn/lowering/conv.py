@@ -111,12 +111,15 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     _bind_output(ctx, out, y, out_form)
 
 
-@register("Conv", 1, ttnn=("conv2d",), note="1-D (as H=1) and 2-D; NCHW handled as flattened NHWC")
+@register("Conv", versions=(1, 11, 22), ttnn=("conv2d",), note="1-D (as H=1) and 2-D; NCHW handled as flattened NHWC")
 def conv(ctx: LoweringContext, node: gs.Node) -> None:
+    """Conv-1; 11: SAME auto_pad spelled out as output = ceil(input / stride), what window_pads computes (1
+    said the output matches the input, the same at stride 1), default strides/dilations written down; 22:
+    bfloat16."""
     lower_conv(ctx, node)
 
 
-@register("ConvAct", 1, domain="onnx2ttnn", ttnn=("conv2d",), note="Conv + Relu/Clip(0,6) fused")
+@register("ConvAct", versions=(1,), domain="onnx2ttnn", ttnn=("conv2d",), note="Conv + Relu/Clip(0,6) fused")
 def conv_act(ctx: LoweringContext, node: gs.Node) -> None:
     lower_conv(ctx, node, node.attrs["activation"])
 
@@ -143,8 +146,11 @@ def _transpose_pads(ctx: LoweringContext, node: gs.Node, in_spatial, kernel, str
     return pads, out_pad
 
 
-@register("ConvTranspose", 1, ttnn=("conv_transpose2d",), note="1-D (as H=1) and 2-D")
+@register("ConvTranspose", versions=(1, 11, 22), ttnn=("conv_transpose2d",), note="1-D (as H=1) and 2-D")
 def conv_transpose(ctx: LoweringContext, node: gs.Node) -> None:
+    """ConvTranspose-1; 11: the SAME_UPPER pad split fixed in the text (1 wrote `!=` for `==`: onnxruntime
+    and the onnx reference compute 11's split for both), output_padding bounded by stride/dilation; 22:
+    bfloat16."""
     rank = len(node.inputs[0].shape) - 2
     x, form = _input_2d(ctx, node.inputs[0])
     weight = _weight_2d(ctx, node, "ConvTranspose")
@@ -175,8 +181,11 @@ def conv_transpose(ctx: LoweringContext, node: gs.Node) -> None:
     _bind_output(ctx, out, y, out_form)
 
 
-@register("BatchNormalization", 9, ttnn=("multiply", "add"), note="inference; folded into a preceding Conv")
+@register("BatchNormalization", versions=(9, 14, 15), ttnn=("multiply", "add"),
+          note="inference; folded into a preceding Conv")
 def batch_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    """BatchNormalization-9 (no `spatial`); 14: `training_mode` (refused) and the running statistics outputs
+    of training; 15: scale/bias and mean/var may have their own float types."""
     scale, shift = batch_norm_affine(ctx, node)
     x, form = ctx.value_with_form(node.inputs[0])
     out = node.outputs[0]

@@ -14,19 +14,33 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.registry import lookup, register
 
+# ONNX op -> (ttnn op, schema versions checked).  Version 1 of the older ops (with the legacy
+# `consumed_inputs` hint) has no ONNX shape inference and is not claimed; every later version only adds types:
+# integers (Abs, Neg 6; Relu 14), bfloat16 (13, trigonometric/hyperbolic 22), float8 (IsNaN 20).
 UNARY = {
-    "Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
-    "Neg": "neg", "Abs": "abs", "Erf": "erf", "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos",
-    "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Not": "logical_not", "IsNaN": "isnan",
-    "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh",
-    "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh", "Round": "round",
+    "Relu": ("relu", (6, 13, 14)), "Sigmoid": ("sigmoid", (6, 13)), "Tanh": ("tanh", (6, 13)),
+    "Exp": ("exp", (6, 13)), "Log": ("log", (6, 13)), "Sqrt": ("sqrt", (6, 13)), "Neg": ("neg", (6, 13)),
+    "Abs": ("abs", (6, 13)), "Erf": ("erf", (9, 13)), "Reciprocal": ("reciprocal", (6, 13)),
+    "Sin": ("sin", (7, 22)), "Cos": ("cos", (7, 22)), "Floor": ("floor", (6, 13)), "Ceil": ("ceil", (6, 13)),
+    "Sign": ("sign", (9, 13)), "Not": ("logical_not", (1,)), "IsNaN": ("isnan", (9, 13, 20)),
+    "Tan": ("tan", (7, 22)), "Asin": ("asin", (7, 22)), "Acos": ("acos", (7, 22)), "Atan": ("atan", (7, 22)),
+    "Sinh": ("sinh", (9, 22)), "Cosh": ("cosh", (9, 22)), "Asinh": ("asinh", (9, 22)),
+    "Acosh": ("acosh", (9, 22)), "Atanh": ("atanh", (9, 22)), "Round": ("round", (11, 22)),
 }
+# Numpy-style broadcasting is version 7 on; before it, `broadcast`/`axis` attributes aligned the second operand
+# (neither onnxruntime nor the onnx reference runs those versions): not claimed.  Later versions add types:
+# integers (Greater/Less 9, Equal 11, Add/Sub/Mul/Div 14 the small ones), a separate exponent type (Pow 12),
+# bfloat16 (13, 15, 16), strings (Equal 19, never on the device).
 BINARY = {
-    "Add": "add", "Sub": "subtract", "Mul": "multiply",
-    "Equal": "eq", "Greater": "gt", "GreaterOrEqual": "ge", "Less": "lt", "LessOrEqual": "le",
-    "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor", "Pow": "pow",
+    "Add": ("add", (7, 13, 14)), "Sub": ("subtract", (7, 13, 14)), "Mul": ("multiply", (7, 13, 14)),
+    "Equal": ("eq", (7, 11, 13, 19)), "Greater": ("gt", (7, 9, 13)), "GreaterOrEqual": ("ge", (12, 16)),
+    "Less": ("lt", (7, 9, 13)), "LessOrEqual": ("le", (12, 16)),
+    "And": ("logical_and", (7,)), "Or": ("logical_or", (7,)), "Xor": ("logical_xor", (7,)),
+    "Pow": ("pow", (7, 12, 13, 15)),
 }
-VARIADIC = {"Max": "maximum", "Min": "minimum", "Sum": "add"}
+# Versions 6 take equal shapes, 8 broadcasts numpy-style (the fold broadcasts either way); 12 adds integer
+# types to Max/Min, 13 bfloat16.
+VARIADIC = {"Max": ("maximum", (6, 8, 12, 13)), "Min": ("minimum", (6, 8, 12, 13)), "Sum": ("add", (6, 8, 13))}
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "eq", "logical_and", "logical_or", "logical_xor"}
 
 
@@ -53,12 +67,12 @@ def unary_to(ctx: LoweringContext, tensor: gs.Tensor, out: gs.Tensor, ttnn_op: s
     ctx.bind(out, ctx.op(ttnn_op, [x], x.shape, name=out.name, **attrs), form)
 
 
-def _register_unary(op_type: str, ttnn_op: str) -> None:
-    register(op_type, 1, ttnn=(ttnn_op,))(lambda ctx, node: unary(ctx, node, ttnn_op))
+def _register_unary(op_type: str, ttnn_op: str, versions: tuple[int, ...]) -> None:
+    register(op_type, versions=versions, ttnn=(ttnn_op,))(lambda ctx, node: unary(ctx, node, ttnn_op))
 
 
-for _op_type, _ttnn_op in UNARY.items():
-    _register_unary(_op_type, _ttnn_op)
+for _op_type, (_ttnn_op, _versions) in UNARY.items():
+    _register_unary(_op_type, _ttnn_op, _versions)
 
 
 def pass_through(ctx: LoweringContext, tensor: gs.Tensor, out: gs.Tensor) -> None:
@@ -157,24 +171,28 @@ def ranked_operand(ctx, tensor, rank):
     return ctx.op("reshape", [x], shape, name=tensor.name + "_ranked", shape=shape)
 
 
-def _register_binary(op_type: str, ttnn_op: str) -> None:
-    register(op_type, 1, ttnn=(ttnn_op,))(lambda ctx, node: binary(ctx, node, ttnn_op))
+def _register_binary(op_type: str, ttnn_op: str, versions: tuple[int, ...]) -> None:
+    register(op_type, versions=versions, ttnn=(ttnn_op,))(lambda ctx, node: binary(ctx, node, ttnn_op))
 
 
-for _op_type, _ttnn_op in BINARY.items():
-    _register_binary(_op_type, _ttnn_op)
+for _op_type, (_ttnn_op, _versions) in BINARY.items():
+    _register_binary(_op_type, _ttnn_op, _versions)
 
 
-@register("Div", 1, ttnn=("divide", "multiply"), note="integer division truncates (rounding_mode='trunc')")
+@register("Div", versions=(7, 13, 14), ttnn=("divide", "multiply"),
+          note="integer division truncates (rounding_mode='trunc')")
 def div(ctx: LoweringContext, node: gs.Node) -> None:
+    """Div-7 on (numpy broadcasting, as BINARY); 13: bfloat16; 14: 8- and 16-bit integers."""
     if is_integer(node.inputs[0]) and is_integer(node.inputs[1]):
         binary(ctx, node, "divide", rounding_mode="trunc")
     else:
         binary(ctx, node, "divide")
 
 
-@register("Mod", 10, ttnn=("remainder", "fmod"), note="fmod=0: divisor's sign (remainder); fmod=1: dividend's")
+@register("Mod", versions=(10, 13, 28), ttnn=("remainder", "fmod"),
+          note="fmod=0: divisor's sign (remainder); fmod=1: dividend's")
 def mod(ctx: LoweringContext, node: gs.Node) -> None:
+    """Mod-10; 13: bfloat16; 28: fmod=0 defined for floats too (A - floor(A/B) * B, what remainder computes)."""
     binary(ctx, node, "fmod" if int(node.attrs.get("fmod", 0)) else "remainder")
 
 
@@ -196,17 +214,19 @@ def fold(ctx: LoweringContext, inputs, out: gs.Tensor, ttnn_op: str) -> None:
         acc = target
 
 
-def _register_variadic(op_type: str, ttnn_op: str) -> None:
-    register(op_type, 1, ttnn=(ttnn_op,), note="variadic: a chain of binary ops")(
+def _register_variadic(op_type: str, ttnn_op: str, versions: tuple[int, ...]) -> None:
+    register(op_type, versions=versions, ttnn=(ttnn_op,), note="variadic: a chain of binary ops")(
         lambda ctx, node: fold(ctx, node.inputs, node.outputs[0], ttnn_op))
 
 
-for _op_type, _ttnn_op in VARIADIC.items():
-    _register_variadic(_op_type, _ttnn_op)
+for _op_type, (_ttnn_op, _versions) in VARIADIC.items():
+    _register_variadic(_op_type, _ttnn_op, _versions)
 
 
-@register("Mean", 1, ttnn=("add", "multiply"), note="variadic: a chain of adds, then a multiply by 1/n")
+@register("Mean", versions=(6, 8, 13), ttnn=("add", "multiply"),
+          note="variadic: a chain of adds, then a multiply by 1/n")
 def mean(ctx: LoweringContext, node: gs.Node) -> None:
+    """Mean-6 (equal shapes); 8: numpy broadcasting; 13: bfloat16."""
     inputs = [t for t in node.inputs if t.name]
     out = node.outputs[0]
     if len(inputs) == 1:
@@ -219,8 +239,9 @@ def mean(ctx: LoweringContext, node: gs.Node) -> None:
 
 # ---- selection and clamping -----------------------------------------------------------------------------
 
-@register("Where", 9, ttnn=("where",))
+@register("Where", versions=(9, 16), ttnn=("where",))
 def where(ctx: LoweringContext, node: gs.Node) -> None:
+    """Where-9; 16: bfloat16."""
     cond, x, y = node.inputs
     out = node.outputs[0]
     rank = len(out.shape)
@@ -234,8 +255,10 @@ def where(ctx: LoweringContext, node: gs.Node) -> None:
     ctx.bind(out, ctx.op("where", args, out.shape, name=out.name, **attrs))
 
 
-@register("Clip", 11, ttnn=("clip", "maximum", "minimum"), note="runtime bounds: maximum then minimum")
+@register("Clip", versions=(11, 12, 13), ttnn=("clip", "maximum", "minimum"),
+          note="runtime bounds: maximum then minimum")
 def clip(ctx: LoweringContext, node: gs.Node) -> None:
+    """Clip-11: the bounds are optional inputs (before: attributes, clip_6); 12: integer types; 13: bfloat16."""
     bounds = {key: node.inputs[i] for i, key in ((1, "min"), (2, "max"))
               if len(node.inputs) > i and node.inputs[i].name}
     if any(ctx.constant(t) is None for t in bounds.values()):
@@ -244,8 +267,9 @@ def clip(ctx: LoweringContext, node: gs.Node) -> None:
     _clip(ctx, node, {key: float(ctx.constant(t).reshape(-1)[0]) for key, t in bounds.items()})
 
 
-@register("Clip", 6, ttnn=("clip",))
+@register("Clip", versions=(6,), ttnn=("clip",))
 def clip_6(ctx: LoweringContext, node: gs.Node) -> None:
+    """Clip-6: `min` / `max` attributes, float types."""
     _clip(ctx, node, {"min": float(node.attrs.get("min", -3.4028234663852886e38)),
                       "max": float(node.attrs.get("max", 3.4028234663852886e38))})
 
@@ -272,8 +296,9 @@ def _clip_with_tensors(ctx, node, bounds) -> None:
 
 # ---- predicates and casts -------------------------------------------------------------------------------
 
-@register("IsInf", 10, ttnn=("isinf", "isposinf", "isneginf"))
+@register("IsInf", versions=(10, 20), ttnn=("isinf", "isposinf", "isneginf"))
 def isinf(ctx: LoweringContext, node: gs.Node) -> None:
+    """IsInf-10; 20: bfloat16, float16 and float8 inputs."""
     positive = int(node.attrs.get("detect_positive", 1))
     negative = int(node.attrs.get("detect_negative", 1))
     if positive and negative:
@@ -286,8 +311,10 @@ def isinf(ctx: LoweringContext, node: gs.Node) -> None:
         tensor_scalar(ctx, node.outputs[0], found, "multiply", 0.0)
 
 
-@register("CastLike", 15, ttnn=("typecast",), note="lowered as Cast to the second input's type")
+@register("CastLike", versions=(15, 19, 21, 23, 24, 25), ttnn=("typecast",),
+          note="lowered as Cast to the second input's type")
 def cast_like(ctx: LoweringContext, node: gs.Node) -> None:
+    """CastLike-15, then the types (and float8 `saturate`, `round_mode`) Cast gains in 19-25: as Cast."""
     x, like = node.inputs[:2]
     to = like.dtype if isinstance(like.dtype, int) else onnx.helper.np_dtype_to_tensor_dtype(np.dtype(like.dtype))
     cast = gs.Node("Cast", attrs={"to": to}, inputs=[x], outputs=[node.outputs[0]])

@@ -67,19 +67,22 @@ def _left_pad(ctx, x, rank):
     return ctx.op("reshape", [x], shape, name=x.name + "_ranked", shape=shape)
 
 
-@register("MatMul", 1, ttnn=("linear", "matmul"))
+@register("MatMul", versions=(1, 9, 13), ttnn=("linear", "matmul"))
 def matmul(ctx: LoweringContext, node: gs.Node) -> None:
+    """MatMul-1; 9: integer types; 13: bfloat16."""
     _matmul(ctx, node.inputs[0], node.inputs[1], node.outputs[0])
 
 
-@register("Linear", 1, domain="onnx2ttnn", ttnn=("linear",), note="fused MatMul + Add")
+@register("Linear", versions=(1,), domain="onnx2ttnn", ttnn=("linear",), note="fused MatMul + Add")
 def linear(ctx: LoweringContext, node: gs.Node) -> None:
     bias = ctx.require_constant(node.inputs[2], "Linear bias")
     _matmul(ctx, node.inputs[0], node.inputs[1], node.outputs[0], bias=bias)
 
 
-@register("Gemm", 1, ttnn=("linear", "matmul"))
+@register("Gemm", versions=(7, 9, 11, 13), ttnn=("linear", "matmul"))
 def gemm(ctx: LoweringContext, node: gs.Node) -> None:
+    """Gemm-7: C broadcasts unidirectionally (1 and 6 asked for it with a `broadcast` attribute: not claimed);
+    9: integer types; 11: C optional; 13: bfloat16."""
     a, b = node.inputs[0], node.inputs[1]
     c = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
     alpha, beta = float(node.attrs.get("alpha", 1.0)), float(node.attrs.get("beta", 1.0))
@@ -174,9 +177,10 @@ def _reshape_to(ctx, x, shape, name):
     return x if list(x.shape) == shape else ctx.op("reshape", [x], shape, name=name, shape=shape)
 
 
-@register("Einsum", 12, ttnn=("matmul", "permute", "sum"),
+@register("Einsum", versions=(12, 28), ttnn=("matmul", "permute", "sum"),
           note="one or two operands without repeated subscripts: transposes, sums, (batched) matmuls")
 def einsum(ctx: LoweringContext, node: gs.Node) -> None:
+    """Einsum-12; 28: bfloat16."""
     terms, out_term = _einsum_terms(ctx, node)
     out = node.outputs[0]
     out_shape = [int(d) for d in out.shape] or [1]

@@ -2,7 +2,8 @@
 
 A cast to a signed integer type from a float or signed source is pinned to int32 on the device
 (`_dtype="i32"`): the values may be negative (an ignore_index of -5), which uint32 would wrap.  Casts from
-booleans or unsigned sources and to unsigned types give uint32."""
+booleans or unsigned sources and to unsigned types give uint32.  A cast to a type ttnn has no counterpart
+for (float8, 4-/2-bit integers, float4/float6, strings, complex) is declined."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,10 +14,17 @@ from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 
-@register("Cast", 1, ttnn=("typecast",), note="float<->bool casts are free; int casts typecast")
+@register("Cast", versions=(6, 9, 13, 19, 21, 23, 24, 25, 28), ttnn=("typecast",),
+          note="float<->bool casts are free; int casts typecast")
 def cast(ctx: LoweringContext, node: gs.Node) -> None:
+    """Cast-6 (`to` an enum; Cast-1 named the type by a string and has no shape inference: not claimed);
+    9: strings; 13: bfloat16; 19: float8 and `saturate`; 21: 4-bit integers; 23: float4; 24: float8e8m0
+    and `round_mode`; 25: 2-bit integers; 28: float6.  Everything 9 on adds concerns types ttnn has no
+    counterpart for (declined), except bfloat16 (a float: free)."""
     x, form = ctx.value_with_form(node.inputs[0])
     to = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(node.attrs["to"])))
+    if to.kind not in "biuf" and to.name != "bfloat16":  # ml_dtypes' float8/int4/... are numpy void ('V') kinds
+        ctx.decline(f"ttnn has no {to.name} type to cast to")
     out = node.outputs[0]
     src_float = x.dtype.kind in "fb"
     dst_float = to.kind in "fb" or to.name == "bfloat16"  # ml_dtypes' bfloat16 is a numpy void ('V') kind

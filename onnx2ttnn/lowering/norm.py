@@ -72,23 +72,28 @@ def _coerced_2d(ctx: LoweringContext, node: gs.Node, fn) -> None:
     ctx.bind(out, _reshape(ctx, y, x.shape, out.name))
 
 
-@register("Softmax", 13, ttnn=("softmax",))
+@register("Softmax", versions=(13,), ttnn=("softmax",))
 def softmax(ctx: LoweringContext, node: gs.Node) -> None:
+    """Softmax-13: along the one axis `axis` (default -1), no 2-D coercion; bfloat16."""
     _along_axis(ctx, node, _softmax, -1)
 
 
-@register("Softmax", 1, ttnn=("softmax",), note="opsets < 13: 2-D coercion at axis")
+@register("Softmax", versions=(1, 11), ttnn=("softmax",), note="opsets < 13: 2-D coercion at axis")
 def softmax_1(ctx: LoweringContext, node: gs.Node) -> None:
+    """Softmax-1: the input coerced to 2-D at `axis` (default 1); 11: negative axes."""
     _coerced_2d(ctx, node, _softmax)
 
 
-@register("LogSoftmax", 13, ttnn=("max", "subtract", "exp", "sum", "log"), note="composed")
+@register("LogSoftmax", versions=(13,), ttnn=("max", "subtract", "exp", "sum", "log"), note="composed")
 def log_softmax(ctx: LoweringContext, node: gs.Node) -> None:
+    """LogSoftmax-13: along the one axis `axis` (default -1), no 2-D coercion; bfloat16."""
     _along_axis(ctx, node, _log_softmax, -1)
 
 
-@register("LogSoftmax", 1, ttnn=("max", "subtract", "exp", "sum", "log"), note="opsets < 13: 2-D coercion")
+@register("LogSoftmax", versions=(1, 11), ttnn=("max", "subtract", "exp", "sum", "log"),
+          note="opsets < 13: 2-D coercion")
 def log_softmax_1(ctx: LoweringContext, node: gs.Node) -> None:
+    """LogSoftmax-1: the input coerced to 2-D at `axis` (default 1); 11: negative axes."""
     _coerced_2d(ctx, node, _log_softmax)
 
 
@@ -133,7 +138,7 @@ def _wanted(node: gs.Node, index: int) -> bool:
     return len(node.outputs) > index and bool(node.outputs[index].name)
 
 
-@register("LayerNormalization", 17, ttnn=("layer_norm",),
+@register("LayerNormalization", versions=(17,), ttnn=("layer_norm",),
           note="over the trailing axes from `axis` (flattened); Mean/InvStdDev outputs composed")
 def layer_norm(ctx: LoweringContext, node: gs.Node) -> None:
     axis = _axis(ctx, node, -1)
@@ -159,12 +164,13 @@ def _mean_inv_std(ctx: LoweringContext, node: gs.Node, flat: gs.Variable, axis: 
             ctx.bind(out, _reshape(ctx, value, out.shape, out.name))
 
 
-@register("RMSNormalization", 23, ttnn=("rms_norm",), note="over the trailing axes from `axis` (flattened)")
+@register("RMSNormalization", versions=(23,), ttnn=("rms_norm",), note="over the trailing axes from `axis` (flattened)")
 def rms_norm(ctx: LoweringContext, node: gs.Node) -> None:
     _last_dim_norm(ctx, node, "rms_norm", _axis(ctx, node, -1), None)
 
 
-@register("RMSNorm", 1, domain=FUSED_DOMAIN, ttnn=("rms_norm",), note="fused from x * 1/sqrt(mean(x^2) + eps) * w")
+@register("RMSNorm", versions=(1,), domain=FUSED_DOMAIN, ttnn=("rms_norm",),
+          note="fused from x * 1/sqrt(mean(x^2) + eps) * w")
 def fused_rms_norm(ctx: LoweringContext, node: gs.Node) -> None:
     _last_dim_norm(ctx, node, "rms_norm", len(node.inputs[0].shape) - 1, None)
 
@@ -207,27 +213,34 @@ def _group_norm(ctx: LoweringContext, node: gs.Node, groups: int, per_group_affi
     ctx.bind(out, ctx.op("add", [y, bias], shape, name=out.name))
 
 
-@register("GroupNormalization", 21, ttnn=("layer_norm", "multiply", "add"), note="per-channel scale/bias")
+@register("GroupNormalization", versions=(21,), ttnn=("layer_norm", "multiply", "add"), note="per-channel scale/bias")
 def group_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    """GroupNormalization-21: scale and bias per channel (18 had them per group) and `stash_type`, the
+    precision of the statistics (computed in the program's dtype here, as every norm)."""
     _group_norm(ctx, node, int(node.attrs["num_groups"]), per_group_affine=False)
 
 
-@register("GroupNormalization", 18, ttnn=("layer_norm", "multiply", "add"), note="opset 18: per-group scale/bias")
+@register("GroupNormalization", versions=(18,), ttnn=("layer_norm", "multiply", "add"),
+          note="opset 18: per-group scale/bias")
 def group_norm_18(ctx: LoweringContext, node: gs.Node) -> None:
+    """GroupNormalization-18: scale and bias hold one value per group."""
     _group_norm(ctx, node, int(node.attrs["num_groups"]), per_group_affine=True)
 
 
-@register("InstanceNormalization", 6, ttnn=("layer_norm", "multiply", "add"))
+@register("InstanceNormalization", versions=(6, 22), ttnn=("layer_norm", "multiply", "add"))
 def instance_norm(ctx: LoweringContext, node: gs.Node) -> None:
+    """InstanceNormalization-6 (1 had the legacy `consumed_inputs` and no shape inference: not claimed);
+    22: bfloat16."""
     _group_norm(ctx, node, int(node.inputs[0].shape[1]), per_group_affine=False)
 
 
 # --- local response normalisation -------------------------------------------------------------------------
 
-@register("LRN", 1, ttnn=("multiply", "concat", "slice", "add", "pow", "divide"),
+@register("LRN", versions=(1, 13), ttnn=("multiply", "concat", "slice", "add", "pow", "divide"),
           note="windowed channel sum of squares by zero-padded slices (exact); stays in NHWC after a conv")
 def lrn(ctx: LoweringContext, node: gs.Node) -> None:
-    """y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c) ** beta."""
+    """y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c) ** beta.  LRN-1; 13:
+    bfloat16."""
     size = int(node.attrs["size"])
     alpha, beta = float(node.attrs.get("alpha", 1e-4)), float(node.attrs.get("beta", 0.75))
     bias = float(node.attrs.get("bias", 1.0))

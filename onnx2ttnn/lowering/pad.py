@@ -21,14 +21,20 @@ from onnx2ttnn.lowering.tensor_ops import slice_
 MODES = ("constant", "edge", "reflect", "wrap")
 
 
-@register("Pad", 2, ttnn=("pad", "slice", "concat", "repeat"), note="pads and value attributes (opsets 2-10)")
+@register("Pad", versions=(2,), ttnn=("pad", "slice", "concat", "repeat"),
+          note="pads and value attributes (opsets 2-10)")
 def pad_attrs(ctx: LoweringContext, node: gs.Node) -> None:
+    """Pad-2: `pads` and `value` attributes (Pad-1 named them `paddings`, no shape inference: not claimed)."""
     _lower(ctx, node, [int(p) for p in node.attrs["pads"]], None, float(node.attrs.get("value", 0.0)), None)
 
 
-@register("Pad", 11, ttnn=("pad", "slice", "concat", "repeat", "multiply", "add"),
+@register("Pad", versions=(11, 13, 18, 19, 21, 23, 24, 25),
+          ttnn=("pad", "slice", "concat", "repeat", "multiply", "add"),
           note="constant pads and axes (18+); a runtime constant_value adds a constant mask times the value")
 def pad_inputs(ctx: LoweringContext, node: gs.Node) -> None:
+    """Pad-11: `pads` and `constant_value` became inputs (they were attributes, pad_attrs), integer types;
+    13: bfloat16, bool, strings, complex; 18: the optional `axes` input (absent: every axis, as before);
+    19: `wrap` mode; 21-25: float8 and 4-/2-bit types, which ttnn has no counterpart for."""
     pads = [int(p) for p in ctx.require_constant(node.inputs[1], "Pad pads").reshape(-1)]
     value, value_tensor = 0.0, None
     if len(node.inputs) > 2 and node.inputs[2].name:

@@ -223,9 +223,12 @@ def _window_counts(ctx: LoweringContext, node: gs.Node) -> np.ndarray:
 
 # --- rules ---------------------------------------------------------------------------------------------------
 
-@register("MaxPool", 1, ttnn=("max_pool2d", "slice", "maximum"),
+@register("MaxPool", versions=(1, 8, 10, 11, 12, 22), ttnn=("max_pool2d", "slice", "maximum"),
           note="bf16: ttnn.max_pool2d; fp32/3-D/indices: slices + maximum")
 def max_pool(ctx: LoweringContext, node: gs.Node) -> None:
+    """MaxPool-1; 8: the Indices output and `storage_order`; 10: `ceil_mode` and `dilations`; 11: default
+    strides/dilations written down; 12: int8/uint8; 22: bfloat16.  Every addition defaults to the old
+    behaviour, and the window lowering computes each."""
     if _covers_the_whole_input(ctx, node):
         _global(ctx, node, "max")
     elif _native_ok(ctx, node, "max"):
@@ -234,9 +237,12 @@ def max_pool(ctx: LoweringContext, node: gs.Node) -> None:
         _window_max(ctx, node)
 
 
-@register("AveragePool", 1, ttnn=("avg_pool2d", "slice", "add", "multiply"),
+@register("AveragePool", versions=(1, 7, 10, 11, 19, 22), ttnn=("avg_pool2d", "slice", "add", "multiply"),
           note="bf16: ttnn.avg_pool2d; fp32/dilations/1-D/3-D: slices + add")
 def average_pool(ctx: LoweringContext, node: gs.Node) -> None:
+    """AveragePool-1; 7: `count_include_pad`; 10: `ceil_mode`; 11: the SAME auto_pad output size written as
+    ceil(input / stride) (window_pads); 19: `dilations`; 22: bfloat16.  Each addition defaults to the old
+    behaviour; the output shapes come from ONNX shape inference of the node's own version."""
     if _covers_the_whole_input(ctx, node):
         _global(ctx, node, "mean")
     elif _native_ok(ctx, node, "avg"):
@@ -264,11 +270,13 @@ def _global(ctx: LoweringContext, node: gs.Node, ttnn_op: str) -> None:
                          keepdim=True))
 
 
-@register("GlobalAveragePool", 1, ttnn=("mean",))
+@register("GlobalAveragePool", versions=(1, 22), ttnn=("mean",))
 def global_average_pool(ctx: LoweringContext, node: gs.Node) -> None:
+    """GlobalAveragePool-1; 22: bfloat16."""
     _global(ctx, node, "mean")
 
 
-@register("GlobalMaxPool", 1, ttnn=("max",))
+@register("GlobalMaxPool", versions=(1, 22), ttnn=("max",))
 def global_max_pool(ctx: LoweringContext, node: gs.Node) -> None:
+    """GlobalMaxPool-1; 22: bfloat16."""
     _global(ctx, node, "max")

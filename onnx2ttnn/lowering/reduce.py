@@ -1,8 +1,9 @@
 """Reductions -> ttnn.sum/mean/max/min/prod (keepdim, then a reshape when dropping), composed ones
 (ReduceL1/L2/SumSquare/LogSum/LogSumExp) and ArgMax/ArgMin -> ttnn.argmax.
 
-Axes are an attribute before the opsets in AXES_AS_INPUT and a (constant) input from them on; negative axes
-count from the end; no axes reduce everything unless noop_with_empty_axes.  A reduction over a zero-sized
+Axes are an attribute in the first schemas (negative ones from version 11) and a (constant) input from the
+version AXES_AS_INPUT names on (ReduceSum 13, the others 18), which also adds noop_with_empty_axes; two rules
+per op, one per form.  No axes reduce everything unless noop_with_empty_axes.  A reduction over a zero-sized
 axis is the reduction's identity (0, 1, -inf, inf), emitted as a constant.
 """
 from __future__ import annotations
@@ -16,12 +17,16 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
-# ONNX op -> (composition kind, opset from which the axes are an input instead of an attribute)
+# ONNX op -> (composition kind, schema versions with axes as an attribute, versions with axes as an input).
+# Within each form the versions add types only: bfloat16 (13), int8/uint8 (Max/Min 12), bool (Max/Min 20);
+# 28 drops the integer types of LogSum/LogSumExp.
+_ATTR, _ATTR_8BIT = (1, 11, 13), (1, 11, 12, 13)
 REDUCE = {
-    "ReduceMean": ("mean", 18), "ReduceSum": ("sum", 13), "ReduceMax": ("max", 18), "ReduceMin": ("min", 18),
-    "ReduceProd": ("prod", 18), "ReduceL1": ("l1", 18), "ReduceL2": ("l2", 18),
-    "ReduceSumSquare": ("sum_square", 18), "ReduceLogSum": ("log_sum", 18),
-    "ReduceLogSumExp": ("log_sum_exp", 18),
+    "ReduceMean": ("mean", _ATTR, (18,)), "ReduceSum": ("sum", (1, 11), (13,)),
+    "ReduceMax": ("max", _ATTR_8BIT, (18, 20)), "ReduceMin": ("min", _ATTR_8BIT, (18, 20)),
+    "ReduceProd": ("prod", _ATTR, (18,)), "ReduceL1": ("l1", _ATTR, (18,)), "ReduceL2": ("l2", _ATTR, (18,)),
+    "ReduceSumSquare": ("sum_square", _ATTR, (18,)), "ReduceLogSum": ("log_sum", _ATTR, (18, 28)),
+    "ReduceLogSumExp": ("log_sum_exp", _ATTR, (18, 28)),
 }
 TTNN_OPS = {"mean": ("mean",), "sum": ("sum",), "max": ("max",), "min": ("min",), "prod": ("prod",),
             "l1": ("abs", "sum"), "l2": ("multiply", "sum", "sqrt"), "sum_square": ("multiply", "sum"),
@@ -101,22 +106,24 @@ def reduce(ctx: LoweringContext, node: gs.Node, kind: str, axes) -> None:
     ctx.bind(out, y)
 
 
-def _register(op_type: str, kind: str, since_input: int) -> None:
+def _register(op_type: str, kind: str, attr_versions: tuple[int, ...], input_versions: tuple[int, ...]) -> None:
     def with_attr(ctx, node):
+        """The `axes` attribute (negative axes from version 11)."""
         reduce(ctx, node, kind, node.attrs.get("axes"))
 
     def with_input(ctx, node):
+        """The optional `axes` input (it was an attribute) and `noop_with_empty_axes`."""
         axes = None
         if len(node.inputs) > 1 and node.inputs[1].name:
             axes = ctx.require_constant(node.inputs[1], f"{op_type} axes").reshape(-1).tolist()
         reduce(ctx, node, kind, axes)
 
-    register(op_type, 1, ttnn=TTNN_OPS[kind])(with_attr)
-    register(op_type, since_input, ttnn=TTNN_OPS[kind], note="axes as input")(with_input)
+    register(op_type, versions=attr_versions, ttnn=TTNN_OPS[kind])(with_attr)
+    register(op_type, versions=input_versions, ttnn=TTNN_OPS[kind], note="axes as input")(with_input)
 
 
-for _op_type, (_kind, _since) in REDUCE.items():
-    _register(_op_type, _kind, _since)
+for _op_type, (_kind, _attr_versions, _input_versions) in REDUCE.items():
+    _register(_op_type, _kind, _attr_versions, _input_versions)
 
 
 def _arg_reduce(ctx: LoweringContext, node: gs.Node, largest: bool) -> None:
@@ -159,11 +166,14 @@ def _take(ctx: LoweringContext, x: gs.Variable, axis: int, order: np.ndarray, na
     return pieces[0] if len(pieces) == 1 else ctx.op("concat", pieces, x.shape, name=name, dim=axis)
 
 
-@register("ArgMax", 1, ttnn=("argmax",), note="keepdims; select_last_index by reversing the axis")
+@register("ArgMax", versions=(1, 11, 12, 13), ttnn=("argmax",),
+          note="keepdims; select_last_index by reversing the axis")
 def arg_max(ctx: LoweringContext, node: gs.Node) -> None:
+    """ArgMax-1; 11: negative axes; 12: `select_last_index` (default 0: the old first index); 13: bfloat16."""
     _arg_reduce(ctx, node, largest=True)
 
 
-@register("ArgMin", 1, ttnn=("neg", "argmax"), note="argmax of -x")
+@register("ArgMin", versions=(1, 11, 12, 13), ttnn=("neg", "argmax"), note="argmax of -x")
 def arg_min(ctx: LoweringContext, node: gs.Node) -> None:
+    """ArgMin-1; 11: negative axes; 12: `select_last_index` (default 0: the old first index); 13: bfloat16."""
     _arg_reduce(ctx, node, largest=False)

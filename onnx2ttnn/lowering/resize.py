@@ -353,9 +353,12 @@ def _extrapolate(ctx: LoweringContext, y: gs.Variable, masks: dict, value: float
 
 # --- rules ------------------------------------------------------------------------------------------------------
 
-@register("Resize", 11, ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
+@register("Resize", versions=(11, 13, 18, 19), ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
           note="nearest: data movement (upsample for integer H/W factors); linear/cubic: constant matmul per axis")
 def resize(ctx: LoweringContext, node: gs.Node) -> None:
+    """Resize-11: roi, scales, sizes inputs and the coordinate / nearest / cubic attributes (its
+    `tf_half_pixel_for_nn` mode is refused); 13: roi and scales optional, bfloat16; 18: `antialias`, `axes`,
+    `keep_aspect_ratio_policy`; 19: `half_pixel_symmetric`.  Each addition defaults to the old behaviour."""
     spec = _spec(ctx, node, opset10=False)
     roi = _optional_constant(ctx, node, 1, "roi") if spec.coordinate_mode == "tf_crop_and_resize" else None
     scales = _optional_constant(ctx, node, 2, "scales")
@@ -363,20 +366,24 @@ def resize(ctx: LoweringContext, node: gs.Node) -> None:
     _resize(ctx, node, spec, None if sizes is not None else scales, sizes, roi)
 
 
-@register("Resize", 10, ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
+@register("Resize", versions=(10,), ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
           note="opset 10: asymmetric coordinates, nearest floors when upscaling")
 def resize_10(ctx: LoweringContext, node: gs.Node) -> None:
+    """Resize-10: `scales` input only, `mode` nearest or linear, asymmetric coordinates."""
     _resize(ctx, node, _spec(ctx, node, opset10=True), _optional_constant(ctx, node, 1, "scales"), None, None)
 
 
-@register("Upsample", 9, ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
+@register("Upsample", versions=(9,), ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
           note="scales as input")
 def upsample_9(ctx: LoweringContext, node: gs.Node) -> None:
+    """Upsample-9: `scales` became an input (it was an attribute).  Upsample-10 is deprecated (a model holding it
+    is invalid: onnx and onnxruntime refuse it): not claimed."""
     _resize(ctx, node, _spec(ctx, node, opset10=True), _optional_constant(ctx, node, 1, "scales"), None, None)
 
 
-@register("Upsample", 7, ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
+@register("Upsample", versions=(7,), ttnn=("upsample", "repeat", "slice", "concat", "matmul", "permute"),
           note="scales as attribute")
 def upsample_7(ctx: LoweringContext, node: gs.Node) -> None:
+    """Upsample-7: `scales` attribute."""
     scales = np.asarray(node.attrs["scales"], np.float32)
     _resize(ctx, node, _spec(ctx, node, opset10=True), scales, None, None)

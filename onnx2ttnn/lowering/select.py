@@ -38,25 +38,29 @@ def _topk(ctx: LoweringContext, node: gs.Node, k: int, largest: bool, sorted_: b
     ctx.bind(indices, ctx.op("typecast", [raw], shape, name=indices.name, dtype=INDEX))
 
 
-@register("TopK", 11, ttnn=("topk",), note="stable: ties lowest index first")
+@register("TopK", versions=(11, 24), ttnn=("topk",), note="stable: ties lowest index first")
 def topk(ctx: LoweringContext, node: gs.Node) -> None:
+    """TopK-11: `largest` and `sorted` attributes, integer types; 24: bfloat16."""
     k = int(ctx.require_constant(node.inputs[1], "TopK K").reshape(-1)[0])
     _topk(ctx, node, k, bool(node.attrs.get("largest", 1)), bool(node.attrs.get("sorted", 1)))
 
 
-@register("TopK", 10, ttnn=("topk",), note="K as input, always largest and sorted")
+@register("TopK", versions=(10,), ttnn=("topk",), note="K as input, always largest and sorted")
 def topk_10(ctx: LoweringContext, node: gs.Node) -> None:
+    """TopK-10: K became an input (it was the `k` attribute)."""
     k = int(ctx.require_constant(node.inputs[1], "TopK K").reshape(-1)[0])
     _topk(ctx, node, k, True, True)
 
 
-@register("TopK", 1, ttnn=("topk",), note="k as attribute")
+@register("TopK", versions=(1,), ttnn=("topk",), note="k as attribute")
 def topk_1(ctx: LoweringContext, node: gs.Node) -> None:
+    """TopK-1: `k` attribute, always the largest, sorted."""
     _topk(ctx, node, int(node.attrs["k"]), True, True)
 
 
-@register("CumSum", 11, ttnn=("cumsum",), note="exclusive via slice + concat")
+@register("CumSum", versions=(11, 14), ttnn=("cumsum",), note="exclusive via slice + concat")
 def cumsum(ctx: LoweringContext, node: gs.Node) -> None:
+    """CumSum-11; 14: bfloat16 and float16."""
     x = ctx.value(node.inputs[0])
     out = node.outputs[0]
     rank = len(x.shape)

@@ -11,8 +11,10 @@ from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 
-@register("Concat", 4, ttnn=("concat",))
+@register("Concat", versions=(4, 11, 13), ttnn=("concat",))
 def concat(ctx: LoweringContext, node: gs.Node) -> None:
+    """Concat-4: `axis` required (Concat-1 defaulted it to 1 and has no shape inference: not claimed); 11:
+    negative axes; 13: bfloat16."""
     out = node.outputs[0]
     rank = len(out.shape)
     axis = int(node.attrs["axis"]) % rank
@@ -37,9 +39,11 @@ def slice_(ctx, x: gs.Variable, starts, ends, steps, out_shape, name: str) -> gs
                   slice_step=list(steps))
 
 
-@register("Slice", 10, ttnn=("slice", "concat"),
+@register("Slice", versions=(10, 11, 13), ttnn=("slice", "concat"),
           note="constant starts/ends/axes/steps; an axis with a negative step is reversed by one slice per element")
 def slice_op(ctx: LoweringContext, node: gs.Node) -> None:
+    """Slice-10: starts/ends/axes/steps are inputs (Slice-1 had attributes and no steps: not claimed); 11:
+    negative axes and steps spelled out; 13: bfloat16."""
     x = ctx.value(node.inputs[0])
     out = node.outputs[0]
     shape = list(x.shape)
@@ -86,32 +90,64 @@ def _reverse(ctx, x: gs.Variable, axis: int, name: str) -> gs.Variable:
     return ctx.op("concat", pieces, shape, name=name, dim=axis)
 
 
-def _split_sizes(ctx, node, axis_size):
+def _equal_parts(axis_size: int, count: int) -> list[int]:
+    """`count` parts of ceil(axis_size / count), the last one smaller when the division leaves a rest."""
+    chunk = -(-axis_size // count)
+    return [min(chunk, axis_size - i * chunk) for i in range(count)]
+
+
+def _split_sizes_input(ctx, node) -> list | None:
+    """The constant `split` input (sizes of the parts), None when absent."""
     if len(node.inputs) > 1 and node.inputs[1].name:
         return ctx.require_constant(node.inputs[1], "Split sizes").reshape(-1).tolist()
-    if "split" in node.attrs:
-        return list(node.attrs["split"])
-    n = int(node.attrs.get("num_outputs", len(node.outputs)))
-    chunk = -(-axis_size // n)
-    return [min(chunk, axis_size - i * chunk) for i in range(n)]
+    return None
 
 
-@register("Split", 1, ttnn=("slice",), note="as one ttnn.slice per output")
-def split(ctx: LoweringContext, node: gs.Node) -> None:
+def _sizes_or(sizes: list | None, axis_size: int, count: int) -> list[int]:
+    """`sizes` when the node gives them, else `count` equal parts."""
+    return sizes if sizes is not None else _equal_parts(axis_size, count)
+
+
+def _split(ctx: LoweringContext, node: gs.Node, sizes_of) -> None:
+    """One ttnn.slice per output along `axis`; `sizes_of(axis size)` gives the part sizes."""
     x = ctx.value(node.inputs[0])
     rank = len(x.shape)
     axis = int(node.attrs.get("axis", 0)) % rank
     offset = 0
-    for out, size in zip(node.outputs, _split_sizes(ctx, node, x.shape[axis])):
+    for out, size in zip(node.outputs, sizes_of(x.shape[axis])):
         starts, ends = [0] * rank, list(x.shape)
         starts[axis], ends[axis] = offset, offset + int(size)
         offset += int(size)
         ctx.bind(out, slice_(ctx, x, starts, ends, [1] * rank, out.shape, out.name))
 
 
-@register("Gather", 1, ttnn=("embedding", "slice", "concat", "reshape", "permute"),
+@register("Split", versions=(2, 11), ttnn=("slice",), note="as one ttnn.slice per output")
+def split_2(ctx: LoweringContext, node: gs.Node) -> None:
+    """Split-2: part sizes in the `split` attribute, else equal parts (Split-1 also took them as an input and
+    has no shape inference: not claimed); 11: negative axes."""
+    _split(ctx, node, lambda size: list(node.attrs["split"]) if "split" in node.attrs
+           else _equal_parts(size, len(node.outputs)))
+
+
+@register("Split", versions=(13,), ttnn=("slice",), note="as one ttnn.slice per output")
+def split_13(ctx: LoweringContext, node: gs.Node) -> None:
+    """Split-13: the sizes became the optional `split` input (they were an attribute), else equal parts;
+    bfloat16."""
+    _split(ctx, node, lambda size: _sizes_or(_split_sizes_input(ctx, node), size, len(node.outputs)))
+
+
+@register("Split", versions=(18,), ttnn=("slice",), note="as one ttnn.slice per output")
+def split_18(ctx: LoweringContext, node: gs.Node) -> None:
+    """Split-18: without the `split` input, `num_outputs` parts of ceil(size / num_outputs), the last one
+    smaller (13 split into equal parts only, one per output)."""
+    parts = int(node.attrs.get("num_outputs", len(node.outputs)))
+    _split(ctx, node, lambda size: _sizes_or(_split_sizes_input(ctx, node), size, parts))
+
+
+@register("Gather", versions=(1, 11, 13), ttnn=("embedding", "slice", "concat", "reshape", "permute"),
           note="runtime indices: float data (ttnn.embedding, negative indices wrapped); constant indices: slices")
 def gather(ctx: LoweringContext, node: gs.Node) -> None:
+    """Gather-1; 11: negative indices spelled out (counted from the end, as here); 13: bfloat16."""
     data, indices = node.inputs
     out = node.outputs[0]
     axis = int(node.attrs.get("axis", 0))
@@ -201,8 +237,10 @@ def _wrap_negative(ctx, indices: gs.Tensor, size: int, name: str) -> gs.Variable
     return ctx.op("typecast", [wrapped], shape, name=name + "_ids_u32", dtype=np.int32, _dtype="u32")
 
 
-@register("GatherND", 11, ttnn=("reshape", "slice"), note="constant indices selecting a contiguous range")
+@register("GatherND", versions=(11, 12, 13), ttnn=("reshape", "slice"),
+          note="constant indices selecting a contiguous range")
 def gather_nd(ctx: LoweringContext, node: gs.Node) -> None:
+    """GatherND-11; 12: `batch_dims` (refused unless 0, the old behaviour); 13: bfloat16."""
     data, indices = node.inputs
     out = node.outputs[0]
     if int(node.attrs.get("batch_dims", 0)) != 0:

@@ -5,7 +5,9 @@ tensors uploaded by `from_torch`, weights are `from_torch` nodes marked `_param`
 load_parameters), outputs come back through `to_torch` (those a host fallback computed are returned as
 they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or whose rule declines it
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
-fallbacks are off; every op type left without either is reported at once, with its node count.
+fallbacks are off; every op type left without either is reported at once, with its node count and the
+schema version the model's opset resolves to (a rule serves only the schema versions it was checked
+against: a newer or older version is unsupported, lowering/versions.py).
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
 """
 from __future__ import annotations
@@ -18,11 +20,12 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
-from onnx2ttnn.fallback import lookup_fallback, lower_with_fallback
+from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import HOST_OUTPUT
-from onnx2ttnn.lowering import lookup
+from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
+from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
 from onnx2ttnn.passes.base import Pass, PassContext
 
 
@@ -44,7 +47,7 @@ class LowerToTTNN(Pass):
             label = node.op if not domain else f"{domain}::{node.op}"
             rule = lookup(domain, node.op, module.opset)
             host = lookup_fallback(domain, node.op, module.opset)
-            reason = None
+            reason = None if rule is not None or host is not None else _unserved(domain, node.op, module.opset)
             if rule is not None:
                 # with a fallback to go to, a rule's refusal of a variant declines the node
                 reason = unsupported.attempt(lctx, node, rule.fn, refusal_declines=host is not None)
@@ -56,7 +59,8 @@ class LowerToTTNN(Pass):
                     fallbacks[label] += 1
                     continue
             unsupported.add(lctx, node, label, reason, refused=host is not None and not use_fallback,
-                            has_rule=rule is not None or host is not None)
+                            has_rule=rule is not None or host is not None,
+                            version=schema_version(domain, node.op, module.opset))
         unsupported.raise_if_any()
         outputs = self._download_outputs(graph, lctx, bfloat16)
         _drop_unused_uploads(lctx)
@@ -141,6 +145,7 @@ class _Unsupported:
         self.missing: dict[str, list[str]] = {}
         self.reasons: dict[str, str] = {}
         self.refused: set[str] = set()
+        self.versions: dict[str, int | None] = {}  # ai.onnx op type -> the schema version its nodes resolve to
         self.placeholders: set[str] = set()  # outputs of unsupported nodes (and of nodes they broke)
 
     def attempt(self, lctx: LoweringContext, node: gs.Node, lower, refusal_declines: bool = False) -> str | None:
@@ -168,10 +173,12 @@ class _Unsupported:
             return BROKEN
 
     def add(self, lctx: LoweringContext, node: gs.Node, label: str, reason, refused: bool,
-            has_rule: bool) -> None:
+            has_rule: bool, version: int | None) -> None:
         broken = reason is BROKEN and has_rule and any(t.name in self.placeholders for t in node.inputs)
         if not broken:  # (a node that failed only on an unsupported node's placeholder is not listed)
             self.missing.setdefault(label, []).append(lctx.source)
+            if is_onnx_domain(onnx_domain(node)):
+                self.versions[label] = version
             if reason and reason is not BROKEN:
                 self.reasons.setdefault(label, reason)
             if refused:
@@ -184,7 +191,14 @@ class _Unsupported:
 
     def raise_if_any(self) -> None:
         if self.missing:
-            raise UnsupportedOpsError(self.missing, self.opset, self.reasons, tuple(self.refused))
+            raise UnsupportedOpsError(self.missing, self.opset, self.reasons, tuple(self.refused), self.versions)
+
+
+def _unserved(domain: str, op_type: str, opset: int) -> str | None:
+    """Why no rule serves a node that has neither a lowering rule nor a fallback at this opset (None when the
+    op has no rule of any version)."""
+    checked = sorted(set(lowering_versions(domain, op_type)) | set(fallback_versions(domain, op_type)))
+    return unserved(domain, op_type, opset, checked) or None
 
 
 def _bfloat16_as_float(graph: gs.Graph) -> set[str]:

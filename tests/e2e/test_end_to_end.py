@@ -76,7 +76,8 @@ def test_per_op_names_the_broken_op(cnn_path, monkeypatch):
         x, form = ctx.value_with_form(node.inputs[0])
         ctx.bind(node.outputs[0], ctx.op("neg", [x], x.shape, name=node.outputs[0].name), form)
 
-    monkeypatch.setitem(registry._RULES, ("", "Relu"), [registry.Rule("", "Relu", 1, broken_relu, ("neg",))])
+    broken = registry.Rule("", "Relu", (6, 13, 14), broken_relu, ("neg",))
+    monkeypatch.setitem(registry._RULES, ("", "Relu"), [broken])
     report = verify(cnn_path, per_op=True)
     assert not report.passed
     assert report.first_divergent is not None and "'residual.relu'" in report.first_divergent, report.text()

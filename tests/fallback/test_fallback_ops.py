@@ -36,6 +36,7 @@ def relu_then(op, x_shape, out_shape, out_type=FLOAT, attrs=None, extra=(), init
 CASES = {
     "Hardmax": relu_then("Hardmax", [3, 5, 7], [3, 5, 7], attrs={"axis": 1}, opset=13),
     "Hardmax-2d-coerced": relu_then("Hardmax", [3, 5, 7], [3, 5, 7], attrs={"axis": 1}, opset=11),
+    "Hardmax-1-2d-coerced": relu_then("Hardmax", [3, 5, 7], [3, 5, 7], attrs={"axis": 2}, opset=9),
     "LpNormalization-p1": relu_then("LpNormalization", [4, 6], [4, 6], attrs={"axis": 0, "p": 1}),
     "MeanVarianceNormalization": relu_then("MeanVarianceNormalization", [2, 3, 4, 5], [2, 3, 4, 5]),
     "LRN": relu_then("LRN", [2, 6, 3, 3], [2, 6, 3, 3], attrs={"size": 3}),

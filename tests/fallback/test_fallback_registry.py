@@ -1,4 +1,4 @@
-"""The host-fallback registry: look-up by opset, helpers found in their host files, no torch in the converter."""
+"""The host-fallback registry: look-up by schema version, helpers in their host files, no torch in the converter."""
 from __future__ import annotations
 
 import ast
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from onnx2ttnn.fallback import all_fallbacks, fallback, fallback_op_types, lookup_fallback
+from onnx2ttnn.fallback import all_fallbacks, fallback, fallback_op_types, fallback_versions, lookup_fallback
 from onnx2ttnn.fallback import registry
 from onnx2ttnn.fallback.source import HOST_DIR, helper_names, helper_source
 
@@ -25,11 +25,19 @@ def test_lookup_maps_the_opset_to_the_schema_version():
     assert lookup_fallback("com.example", "Foo", 1) is None
 
 
-def test_duplicate_registration_is_an_error(monkeypatch):
+def test_a_fallback_serves_only_the_versions_it_names():
+    assert lookup_fallback("", "OneHot", 9) is None  # OneHot-9 turns negative indices off: not claimed
+    assert lookup_fallback("", "OneHot", 11).versions == (11, 28)
+    assert fallback_versions("", "ArgMax") == (1, 11, 12, 13)
+
+
+def test_duplicate_or_unknown_versions_are_an_error(monkeypatch):
     monkeypatch.setattr(registry, "_RULES", {})
-    fallback("Foo", 1, helper="host_foo")(lambda node: {})
-    with pytest.raises(ValueError, match="duplicate host fallback for ai.onnx::Foo since 1"):
-        fallback("Foo", 1, helper="host_foo")(lambda node: {})
+    fallback("Det", versions=(11,), helper="host_det")(lambda node: {})
+    with pytest.raises(ValueError, match="duplicate host fallback for ai.onnx::Det schema 11"):
+        fallback("Det", versions=(11, 22), helper="host_det")(lambda node: {})
+    with pytest.raises(ValueError, match="host fallback for ai.onnx::Det claims schema version 13"):
+        fallback("Det", versions=(13,), helper="host_det")(lambda node: {})
 
 
 def test_op_types_list_for_the_support_table():

@@ -36,3 +36,13 @@ def test_training_mode_with_zero_ratio_is_identity_and_otherwise_refused():
     random = model("Dropout", {"x": [4]}, [np.array(0.5, np.float32), np.array(True)], opset=13)
     with pytest.raises(ConversionError, match="training mode"):
         ttnn_ops(random)
+
+
+def test_dropout_before_opset_7_is_not_served():
+    """Dropout-6 picks test mode with `is_test`, which defaults to training: no rule was checked against it."""
+    from onnx2ttnn.errors import UnsupportedOpsError
+
+    m = model("Dropout", {"x": [2, 5]}, attrs={"is_test": 1}, opset=6)
+    with pytest.raises(UnsupportedOpsError, match=r"Dropout \(opset 6 schema 6\): 'Dropout_0' \(rules were checked "
+                                                  r"against schema 7, 10, 12, 13, 22 only\)"):
+        ttnn_ops(m)

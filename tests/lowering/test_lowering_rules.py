@@ -56,6 +56,7 @@ CASES = {
     "Unsqueeze": one_node("Unsqueeze", [3, 4], consts=[np.array([0, 3])]),
     "Squeeze": one_node("Squeeze", [3, 1, 4], consts=[np.array([1])]),
     "Clip": one_node("Clip", [3, 40], consts=[np.float32(-0.5), np.float32(0.5)]),
+    "Clip-6-attributes": one_node("Clip", [3, 40], attrs={"min": -0.5, "max": 0.25}, opset=9),
     "ReduceMean-axes": one_node("ReduceMean", [2, 3, 40], attrs={"keepdims": 0}, consts=[np.array([1, 2])]),
     "Expand": one_node("Expand", [3, 1], consts=[np.array([2, 3, 4])]),
     "Gather-constant-index": one_node("Gather", [5, 6], attrs={"axis": 1}, consts=[np.array([4, 0])]),

@@ -41,3 +41,16 @@ def test_cast_to_an_unsigned_integer_is_uint32():
     outputs, leaks, source = run(m, {"x": x})
     assert leaks == [] and "dtype=ttnn.uint32" in source
     np.testing.assert_array_equal(outputs["y"].numpy().astype(np.int64), x.astype(np.int64))
+
+
+def test_cast_to_a_type_ttnn_lacks_is_declined():
+    """Cast-19 on adds float8 targets (and more later): declined, not typecast to an integer."""
+    import pytest
+
+    from onnx2ttnn.convert import convert
+    from onnx2ttnn.errors import UnsupportedOpsError
+
+    m = one_node("Cast", {"x": (TensorProto.FLOAT, [2, 3])}, {"y": (TensorProto.FLOAT8E4M3FN, [2, 3])},
+                 attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=19)
+    with pytest.raises(UnsupportedOpsError, match=r"Cast \(opset 19 schema 19\): .* \(ttnn has no float8_e4m3fn type"):
+        convert(m, dtype="fp32")

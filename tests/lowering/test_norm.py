@@ -9,8 +9,10 @@ from tests.lowering._nodes import f32, model, ttnn_ops
 CASES = {
     "softmax-axis0": model("Softmax", {"x": [3, 4, 5]}, attrs={"axis": 0}, opset=13),
     "softmax-opset11-coerced": model("Softmax", {"x": [3, 4, 5]}, attrs={"axis": 1}, opset=11),
+    "softmax-opset9-default-axis": model("Softmax", {"x": [3, 4, 5]}, opset=9),  # schema 1
     "logsoftmax-axis1": model("LogSoftmax", {"x": [3, 4, 5]}, attrs={"axis": 1}, opset=13),
     "logsoftmax-opset11-axis0": model("LogSoftmax", {"x": [3, 4, 5]}, attrs={"axis": 0}, opset=11),
+    "logsoftmax-opset9-axis2": model("LogSoftmax", {"x": [3, 4, 5]}, attrs={"axis": 2}, opset=9),  # schema 1
     "layernorm-axis1": model("LayerNormalization", {"x": [2, 3, 4, 5]}, [f32(3, 4, 5), f32(3, 4, 5)],
                              {"axis": 1}, opset=17),
     "layernorm-no-bias": model("LayerNormalization", {"x": [2, 7, 48]}, [f32(48)], opset=17),

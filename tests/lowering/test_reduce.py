@@ -6,6 +6,8 @@ import pytest
 from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.lowering import lookup
+from onnx2ttnn.lowering.reduce import REDUCE
 from onnx2ttnn.verify import verify
 from tests.lowering._nodes import f32, model, ttnn_ops
 
@@ -26,6 +28,19 @@ CASES = {
     "argmin-keepdims0": model("ArgMin", X, attrs={"axis": -1, "keepdims": 0}, opset=13,
                               out_types=[TensorProto.INT64]),
 }
+
+
+# every reduction at each schema version of its `axes` attribute form (REDUCE), opset 9 standing for version 1
+ATTR_FORM = [(op, version) for op, (_, versions, _) in REDUCE.items() for version in versions]
+
+
+@pytest.mark.parametrize("op, version", ATTR_FORM, ids=[f"{op}-{v}" for op, v in ATTR_FORM])
+def test_axes_attribute_versions_match_onnxruntime(op, version):
+    opset = 9 if version == 1 else version
+    m = model(op, X, attrs={"axes": [-1, 0] if version >= 11 else [2, 0], "keepdims": 0}, opset=opset)
+    assert lookup("", op, opset).versions == REDUCE[op][1]
+    report = verify(m, dtype="fp32")
+    assert report.passed, report.text()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

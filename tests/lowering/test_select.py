@@ -14,6 +14,8 @@ CASES = {
     "topk-largest-axis1": model("TopK", {"x": [3, 6]}, [np.array([2])], {"axis": 1}, opset=11, **TOPK_OUT),
     "topk-smallest-axis0": model("TopK", {"x": [5, 4]}, [np.array([3])], {"axis": 0, "largest": 0}, opset=11,
                                  **TOPK_OUT),
+    "topk-opset10-k-input": model("TopK", {"x": [3, 6]}, [np.array([4])], {"axis": 1}, opset=10, **TOPK_OUT),
+    "topk-opset9-k-attribute": model("TopK", {"x": [5, 4]}, attrs={"axis": 0, "k": 2}, opset=9, **TOPK_OUT),
     "cumsum-axis1": model("CumSum", {"x": [3, 5]}, [np.array(1)], opset=14),
     "cumsum-exclusive": model("CumSum", {"x": [3, 5]}, [np.array(1)], {"exclusive": 1}, opset=14),
     "cumsum-reverse-exclusive": model("CumSum", {"x": [4, 3]}, [np.array(0)], {"exclusive": 1, "reverse": 1},

@@ -54,6 +54,48 @@ CASES = {
 }
 
 
+def _split(opset, sizes=None, outputs=2, **attrs):
+    """`Split(x [3, 8], axis=1)` at `opset`, sizes as the `split` input (13 on) when given as an array."""
+    inputs, inits = ["x"], []
+    if sizes is not None:
+        inputs.append("sizes")
+        inits.append(numpy_helper.from_array(np.asarray(sizes, np.int64), "sizes"))
+    names = [f"y{i}" for i in range(outputs)]
+    node = helper.make_node("Split", inputs, names, axis=1, **attrs)
+    graph = helper.make_graph([node], "split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+# one case per schema version form of the rules split by version (shape_ops.py squeeze_1 / squeeze, ...)
+VERSIONS = {
+    "Squeeze-1-axes-attribute": (one_node("Squeeze", [3, 1, 4, 1], attrs={"axes": [3]}, opset=9), "squeeze_1"),
+    "Unsqueeze-1-axes-attribute": (one_node("Unsqueeze", [3, 4], attrs={"axes": [1]}, opset=9), "unsqueeze_1"),
+    "DepthToSpace-1-DCR": (one_node("DepthToSpace", [1, 8, 2, 3], attrs={"blocksize": 2}, opset=9),
+                           "depth_to_space"),
+    "Squeeze-11-axes-attribute": (one_node("Squeeze", [3, 1, 4], attrs={"axes": [-2]}, opset=11), "squeeze_1"),
+    "Squeeze-13-no-axes": (one_node("Squeeze", [3, 1, 4, 1], opset=13), "squeeze"),
+    "Unsqueeze-11-axes-attribute": (one_node("Unsqueeze", [3, 4], attrs={"axes": [0, -1]}, opset=11), "unsqueeze_1"),
+    "Unsqueeze-13-axes-input": (one_node("Unsqueeze", [3, 4], consts=[np.array([-1])], opset=13), "unsqueeze"),
+    "Split-2-split-attribute": (_split(9, split=[3, 5]), "split_2"),
+    "Split-11-equal-parts": (_split(11), "split_2"),
+    "Split-13-split-input": (_split(13, np.array([6, 2])), "split_13"),
+    "Split-13-equal-parts": (_split(13, outputs=4), "split_13"),
+    "Split-18-num-outputs-uneven": (_split(18, outputs=3, num_outputs=3), "split_18"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VERSIONS))
+def test_each_version_rule_matches_onnxruntime(name):
+    from onnx2ttnn.lowering import lookup
+
+    model, rule = VERSIONS[name]
+    node = model.graph.node[0]
+    assert lookup("", node.op_type, model.opset_import[0].version).fn.__name__ == rule
+    report = verify(model, dtype="fp32")
+    assert report.passed, report.text()
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rule_matches_onnxruntime(name):
     model, inputs = CASES[name]

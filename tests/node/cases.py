@@ -2,7 +2,9 @@
 
 Rule for the op of a case: a one-node case counts for its node's op type; an expanded case
 (`<base>_expanded` or `<base>_expanded_verNN`, the function body of an op written out as several nodes)
-counts for the op of its base case.  Every multi-node case of onnx 1.23 is such an expansion.
+counts for the op of its base case.  Every multi-node case of onnx 1.23 is such an expansion.  A case is
+claimed when a lowering rule or host fallback serves its op at the case's opset (the schema version the
+opset resolves to is one a rule was checked against).
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-from onnx2ttnn.support import claimed_op_types
+from onnx2ttnn.support import claimed
 from tests.node.exclusions import Exclusion, exclusion_of
 
 EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
@@ -26,15 +28,20 @@ class NodeCase:
     op: str  # the op type it counts for ("" when not an ai.onnx op)
     case: object  # onnx.backend.test.loader TestCase
     exclusion: Optional[Exclusion]
+    opset: int = 0  # the model's ai.onnx opset (0: it imports none)
 
     @property
     def claimed(self) -> bool:
-        return self.op in claimed_op_types()
+        return bool(self.op) and claimed(self.op, self.opset)
 
     @property
     def runs(self) -> bool:
         """A case of a claimed op that is not excluded: it must convert and pass."""
         return self.claimed and self.exclusion is None
+
+
+def _opset(case) -> int:
+    return next((o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
 def _single_op(case) -> str:
@@ -56,7 +63,7 @@ def all_cases() -> tuple[NodeCase, ...]:
     out = []
     for c in raw:
         op = _single_op(c) if len(c.model.graph.node) == 1 else single.get(EXPANDED.sub("", c.name), "")
-        out.append(NodeCase(c.name, op, c, exclusion_of(c)))
+        out.append(NodeCase(c.name, op, c, exclusion_of(c), _opset(c)))
     return tuple(out)
 
 

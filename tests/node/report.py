@@ -1,8 +1,9 @@
 """Per-op node-test table for developers: `python -m tests.node.report [--failures] [--op OP]...`.
 
-Columns: op, cases (all counting for the op), excluded, passed fp32, passed bf16, rate (fp32 passes over
-non-excluded cases).  `--failures` lists every failing case with its stage and message;
-`--update-known-failures` rewrites tests/node/known_failures.py from this run (keeping existing reasons).
+Columns: op, cases (all counting for the op), excluded, unclaimed (at a schema version no rule covers),
+passed fp32, passed bf16, rate (fp32 passes over the cases that run).  `--failures` lists every failing case
+with its stage and message; `--update-known-failures` rewrites tests/node/known_failures.py from this run
+(keeping existing reasons).
 """
 from __future__ import annotations
 
@@ -18,16 +19,17 @@ from tests.node.runner import result
 
 
 def table(rates) -> str:
-    lines = [f"{'op':24} {'cases':>5} {'excluded':>8} {'fp32':>5} {'bf16':>5} {'rate':>6}"]
+    lines = [f"{'op':24} {'cases':>5} {'excluded':>8} {'unclaimed':>9} {'fp32':>5} {'bf16':>5} {'rate':>6}"]
     for r in rates.values():
         flag = "" if r.rate >= REQUIRED_RATE else "  < 95%"
-        lines.append(f"{r.op:24} {r.cases:5} {r.excluded:8} {r.passed_fp32:5} {r.passed_bf16:5} "
+        lines.append(f"{r.op:24} {r.cases:5} {r.excluded:8} {r.unclaimed:9} {r.passed_fp32:5} {r.passed_bf16:5} "
                      f"{r.rate:6.0%}{flag}")
     runs = sum(r.runs for r in rates.values())
     fp32 = sum(r.passed_fp32 for r in rates.values())
     bf16 = sum(r.passed_bf16 for r in rates.values())
     lines.append(f"{'total':24} {sum(r.cases for r in rates.values()):5} "
-                 f"{sum(r.excluded for r in rates.values()):8} {fp32:5} {bf16:5} {fp32 / max(runs, 1):6.0%}")
+                 f"{sum(r.excluded for r in rates.values()):8} {sum(r.unclaimed for r in rates.values()):9} "
+                 f"{fp32:5} {bf16:5} {fp32 / max(runs, 1):6.0%}")
     return "\n".join(lines)
 
 

@@ -54,6 +54,15 @@ def test_compare_checks_dtype_shape_and_tolerance():
     assert _compare(want * 1.01, want, "bf16", 1e-3, 1e-7) == ""  # PCC 1.0
 
 
+def test_a_case_is_claimed_only_at_an_opset_a_rule_was_checked_against():
+    import dataclasses
+
+    add = by_name()["test_add"]
+    assert add.op == "Add" and add.opset >= 14 and add.claimed
+    assert not dataclasses.replace(add, opset=6).claimed  # Add-6's legacy broadcasting: no rule checked
+    assert not dataclasses.replace(add, opset=0).claimed  # no ai.onnx opset import
+
+
 def test_running_cases_are_claimed_and_not_excluded():
     assert all(c.claimed and c.exclusion is None for c in running_cases())
 

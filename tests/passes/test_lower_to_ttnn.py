@@ -1,8 +1,10 @@
 """lower-to-ttnn: rules that decline fall back to the host with nothing left behind; --no-fallback and
-missing rules give one error naming every op type with its node count."""
+missing rules give one error naming every op type with its node count and schema version; a schema version no
+rule was checked against is unsupported (or goes to a fallback that was)."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -29,7 +31,7 @@ def declining_hardmax(monkeypatch):
         ctx.param(np.ones(3, np.float32), "leftover")
         ctx.decline("axis=0 is not supported")
 
-    registry.register("Hardmax", 13, ttnn=("relu",))(rule)
+    registry.register("Hardmax", versions=(13,), ttnn=("relu",))(rule)
 
 
 def test_a_declined_node_goes_to_its_fallback_and_leaves_nothing_behind(declining_hardmax):
@@ -48,8 +50,56 @@ def test_a_declined_node_without_fallback_is_reported_with_the_reason(declining_
         convert(m, fallback=False)
     text = str(info.value)
     assert text.splitlines()[0] == "1 ONNX op type has no ttnn lowering: Hardmax (1 node)"
-    assert "'hm' (axis=0 is not supported)" in text
-    assert "host fallbacks exist for Hardmax" in text
+    assert text.splitlines()[1] == "  Hardmax (opset 18 schema 13): 'hm' (axis=0 is not supported)"
+    assert "host fallbacks exist for Hardmax (schema 13)" in text
+
+
+def _one_node(op, opset, shape=(2, 8), **attrs):
+    node = helper.make_node(op, ["x"], ["y"], name=f"{op.lower()}0", **attrs)
+    return _model([node], shape) if opset == 18 else _at_opset(_model([node], shape), opset)
+
+
+def _at_opset(m, opset):
+    del m.opset_import[:]
+    m.opset_import.append(helper.make_opsetid("", opset))
+    return m
+
+
+def test_an_opset_newer_than_onnx_knows_is_unsupported_naming_op_and_version():
+    newer = onnx.defs.onnx_opset_version() + 2
+    with pytest.raises(UnsupportedOpsError) as info:
+        convert(_one_node("Abs", newer))
+    assert str(info.value).splitlines()[1] == (f"  Abs (opset {newer} schema unknown): 'abs0' "
+                                               f"(onnx {onnx.__version__} knows opsets up to {newer - 2})")
+
+
+def test_a_schema_version_no_rule_was_checked_against_is_unsupported():
+    """Add-6 broadcasts by its `broadcast`/`axis` attributes: the numpy-broadcasting rule of 7 does not serve it."""
+    nodes = [helper.make_node("Add", ["x", "x"], ["y"], name="add0")]
+    with pytest.raises(UnsupportedOpsError) as info:
+        convert(_at_opset(_model(nodes), 6))
+    assert str(info.value).splitlines() == ["1 ONNX op type has no ttnn lowering: Add (1 node)",
+                                            "  Add (opset 6 schema 6): 'add0' (rules were checked against "
+                                            "schema 7, 13, 14 only)"]
+    assert convert(_at_opset(_model(nodes), 7)).op_counts()["add"] == 1
+
+
+def test_a_version_the_lowering_rule_does_not_cover_goes_to_a_fallback_that_does(monkeypatch):
+    """With a Hardmax rule for schema 13 only, Hardmax-11 goes to its host fallback, and without fallbacks
+    it is unsupported naming its schema version."""
+    monkeypatch.setattr(registry, "_RULES", dict(registry._RULES))
+    registry.register("Hardmax", versions=(13,), ttnn=("relu",))(
+        lambda ctx, node: ctx.bind(node.outputs[0], ctx.op("relu", [ctx.value(node.inputs[0])],
+                                                           node.outputs[0].shape, name="hm")))
+    assert convert(_one_node("Hardmax", 13), dtype="fp32").fallback_counts() == {}
+    old = _one_node("Hardmax", 11)
+    assert convert(old, dtype="fp32").fallback_counts() == {"Hardmax": 1}
+    assert verify(old, dtype="fp32").passed
+    with pytest.raises(UnsupportedOpsError) as info:
+        convert(old, fallback=False)
+    assert str(info.value).splitlines()[1:] == [
+        "  Hardmax (opset 11 schema 11): 'hardmax0'",
+        "  host fallbacks exist for Hardmax (schema 11): convert without --no-fallback to run them on the host"]
 
 
 def test_every_op_type_is_listed_once_with_counts():
