@@ -47,7 +47,7 @@ def fake_op(monkeypatch):
         return info
 
     monkeypatch.setitem(registry._RULES, (DOMAIN, OP_TYPE), [])  # removed again at teardown
-    registry.register(OP_TYPE, 1, domain=DOMAIN, ttnn=(FAKE,))(lambda ctx, node: unary(ctx, node, FAKE))
+    registry.register(OP_TYPE, versions=(1,), domain=DOMAIN, ttnn=(FAKE,))(lambda ctx, node: unary(ctx, node, FAKE))
     return declare
 
 
