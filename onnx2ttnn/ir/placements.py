@@ -35,11 +35,10 @@ Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cor
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape
+from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape, physical_2d
 
 HEIGHT_SHARDED = "height_sharded"
 
@@ -171,14 +170,6 @@ def shard_grid(cores: int, grid_x: int, grid_y: int) -> Optional[tuple[int, int]
     if cores % grid_x == 0 and cores // grid_x <= grid_y:
         return grid_x, cores // grid_x
     return None
-
-
-def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
-    """(height, width) of a TILE tensor seen as 2-D, tile-padded (DESIGN.md §3)."""
-    dims = padded_shape(shape, layout)
-    if len(dims) == 1:
-        return TILE, dims[0]
-    return math.prod(dims[:-1]), dims[-1]
 
 
 def height_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int,
