@@ -14,8 +14,9 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.cost import is_param_upload, node_cost, program_cost
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
-from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
+from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import buffers
+from onnx2ttnn.memory.budget import usable_l1_per_core
 
 
 @dataclass
@@ -82,12 +83,8 @@ class Report:
 
 
 def per_bank(tensor, layout: TTNNLayout, device: DeviceSpec) -> int:
-    """Bytes the tensor reserves in one bank of its buffer (a shard in every shard core for sharded)."""
-    if layout.memory_layout not in (None, "interleaved") and layout.shard:
-        h, w = layout.shard
-        return (h // TILE) * (w // TILE) * DTYPES[layout.dtype][2] if layout.is_tile else h * w * DTYPES[layout.dtype][1]
-    banks = device.cores if layout.buffer == "l1" else device.dram_banks
-    return bytes_per_bank(tensor.shape, layout, banks)
+    """Bytes the tensor reserves in each bank of its buffer (ir/layout.py bytes_per_bank)."""
+    return bytes_per_bank(tensor.shape, layout, device.cores if layout.buffer == "l1" else device.dram_banks)
 
 
 def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
@@ -98,9 +95,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     cost = program_cost(graph, device)
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory)
-    from onnx2ttnn.passes.place_memory import OP_SCRATCH_RESERVE
-
-    report.l1_budget = device.l1_budget_per_bank - OP_SCRATCH_RESERVE
+    report.l1_budget = usable_l1_per_core(device)
     for index, node in enumerate(graph.nodes):
         if node.op == "deallocate" or is_param_upload(node):
             continue

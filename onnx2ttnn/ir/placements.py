@@ -45,10 +45,10 @@ HEIGHT_SHARDED = "height_sharded"
 
 @dataclass(frozen=True)
 class ShardFacts:
-    """What one ttnn op does with height-sharded L1 tensors."""
+    """What one ttnn op does with L1 tensors sharded one way (height in HEIGHT_SHARDING, width in WIDTH_SHARDING)."""
 
-    inputs: tuple[int, ...]  # input positions that may be height-sharded
-    output: bool  # may write a height-sharded output whatever its inputs' placements
+    inputs: tuple[int, ...]  # input positions that may be sharded that way
+    output: bool  # may write an output sharded that way whatever its inputs' placements
     probe: str  # how probe_sharding.py calls it
     same_shape_inputs: bool = True  # a sharded input must have the output's padded 2-D shape
 
@@ -134,7 +134,7 @@ CONV_L1_MAX_KERNEL_AREA = 49  # kh * kw of the largest kernel measured on conv2d
 # path are under it, those that never fit (even with all of L1 free) over it (results/conv_cb.txt)
 CONV_L1_MAX_WINDOW_BYTES = 640 * 1024
 # what a conv admitted by conv_all_in_l1 was measured to need beyond its input, output included: at most
-# 532 KiB per bank (results/conv_cb.txt); the planner keeps OP_SCRATCH_RESERVE + CONV_SCRATCH_EXTRA free
+# 532,511 B per bank (results/conv_cb.txt); the planner keeps that free at convs (memory/budget.py)
 
 
 def conv_all_in_l1(attrs: dict, input_bytes_per_bank: int) -> bool:
