@@ -1,11 +1,11 @@
-"""The --memory policies, as strategies over the same buffers and budget (budget.py); auto replays its plan
-on the allocator model (replay.py).  Each takes a PlanningView and returns a Choice: the L1 layout of every
+"""The --memory policies, as strategies over the same buffers, budget (budget.py) and allocator replay
+(replay.py).  Each takes a PlanningView and returns a Choice: the L1 layout of every
 buffer it puts in L1 (the others stay in DRAM interleaved) and, for every buffer, why.
 
 - `dram`: every buffer in DRAM interleaved.
 - `l1`: walking the schedule, a buffer goes to L1 interleaved when it fits beside the L1 buffers live over
   its range (first come, first served along the schedule); weights, and buffers pinned to DRAM (buffers.py
-  dram_pin), stay in DRAM.
+  dram_pin), stay in DRAM; then the allocator replay.
 - `auto`: 1. residency: every buffer that may live in L1 is worth the DRAM bytes it saves (its size times
   its write plus every read of it in the forward pass); buffers are taken by benefit per byte-per-bank per
   scheduled node, each only if it fits over its whole live range.  2. sharding where the op facts allow and
@@ -52,8 +52,8 @@ def dram(view: PlanningView, device: DeviceSpec) -> Choice:
 def l1(view: PlanningView, device: DeviceSpec) -> Choice:
     bufs = buffers(view)
     choice = Choice(bufs)
-    free = _room(view, device, conv_reserve=False)
-    room = free.copy()
+    room = _room(view, device, conv_reserve=False)
+    taken = []
     for buf in sorted(bufs, key=lambda b: b.first):
         key = id(buf.root)
         facts = describe(buf, len(view.nodes) - 1, device, set())  # no reads needed: L1 size and pins
@@ -64,9 +64,10 @@ def l1(view: PlanningView, device: DeviceSpec) -> Choice:
             room[buf.first:buf.last + 1] -= facts.interleaved_bytes
             choice.l1[key] = facts.l1
             choice.why[key] = "L1 interleaved: fits beside the L1 buffers live over its range"
+            taken.append(facts)
         else:
             choice.why[key] = _no_room(buf.first, buf.last)
-    choice.peak = int((free - room).max())
+    _replay(taken, choice, device)
     return choice
 
 

@@ -2,10 +2,16 @@
 DRAM traffic against the other two, and every policy's reasons."""
 from __future__ import annotations
 
+import dataclasses
+
+import onnx
+from onnx import TensorProto, helper
+
 import onnx2ttnn
 from onnx2ttnn.ir.cost import program_cost
 from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.memory.budget import OP_SCRATCH_RESERVE
 from onnx2ttnn.memory.plan import plan_memory
 from onnx2ttnn.passes.memory_config import verify_memory_configs
 from onnx2ttnn.verify import verify
@@ -126,3 +132,27 @@ def test_every_policy_gives_every_buffer_a_reason(cnn_path):
     for policy in ("dram", "l1", "auto"):
         reasons = plan_memory(module.graph, ctx.device, policy).reasons
         assert device_tensors <= set(reasons) and all(reasons.values())
+
+
+def _fragmenting_model() -> onnx.ModelProto:
+    """x -> a = relu -> b = exp(a) -> c = a + b -> big = concat(c, c) -> y = concat(big, b), [1,1,32,2048] each
+    (one tile per L1 bank; big two).  With room for four such tensors, big fits the bytes left but not a block:
+    x, a, b, c take the top four slots in turn and freeing x and a leaves two one-tile holes."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Exp", ["a"], ["b"]),
+             helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Concat", ["c", "c"], ["big"], axis=-1),
+             helper.make_node("Concat", ["big", "b"], ["y"], axis=-1)]
+    graph = helper.make_graph(nodes, "fragments",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 32, 2048])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 32, 6144])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_l1_and_auto_send_a_buffer_the_allocator_cannot_place_to_dram():
+    device = dataclasses.replace(get_device("n150"), l1_bank_bytes=int((OP_SCRATCH_RESERVE + 4 * 2048 + 100) / 0.95))
+    for memory in ("l1", "auto"):
+        module, _ = run_pipeline(_fragmenting_model(), memory=memory, device=device)
+        big = next(n for n in module.graph.nodes if n.op == "concat").outputs[0]
+        assert layout_of(big).buffer == "dram", memory
+        reasons = module.notes["place-memory"]["reasons"]
+        assert reasons[big.name] == "DRAM: demoted by the allocator replay (fragmentation)"
+        assert module.notes["place-memory"]["demoted_by_allocator"] == 1
