@@ -11,7 +11,8 @@ tensor name; they read like
     DRAM: weight, not small (12288 B per bank > 2048)
     DRAM: producer conv2d writes DRAM only (conv on its DRAM path); its readers read a copy in L1
     DRAM: feeds a DRAM-path conv
-    DRAM: no L1 room over its live range (nodes 12-40)
+    DRAM: no L1 room over its live range
+    DRAM: no L1 room over its live range at conv2d (conv1), which keeps its scratch reserve free
     DRAM: demoted by the allocator replay (fragmentation)
 """
 from __future__ import annotations

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onnx2ttnn.ir.cost import CONV_OPS
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.liveness import Buffer, buffers
 from onnx2ttnn.memory import moves as candidate_moves
@@ -52,7 +53,7 @@ def dram(view: PlanningView, device: DeviceSpec) -> Choice:
 def l1(view: PlanningView, device: DeviceSpec) -> Choice:
     bufs = buffers(view)
     choice = Choice(bufs)
-    room = _room(view, device, conv_reserve=False)
+    room = _room(view, device)
     taken = []
     for buf in sorted(bufs, key=lambda b: b.first):
         key = id(buf.root)
@@ -66,7 +67,7 @@ def l1(view: PlanningView, device: DeviceSpec) -> Choice:
             choice.why[key] = "L1 interleaved: fits beside the L1 buffers live over its range"
             taken.append(facts)
         else:
-            choice.why[key] = _no_room(buf.first, buf.last)
+            choice.why[key] = _no_room(view, room, buf.first, buf.last, facts.interleaved_bytes)
     _replay(taken, choice, device)
     return choice
 
@@ -96,31 +97,40 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     scheduled = {id(node) for node in view.nodes}
     facts = [describe(buf, len(view.nodes) - 1, device, scheduled) for buf in bufs]
     choice = Choice(bufs)
-    headroom = _room(view, device, conv_reserve=True)
+    headroom = _room(view, device)
     worth = [f for f in facts if f.benefit > 0]
     order = sorted(worth, key=lambda f: (-f.benefit / (f.interleaved_bytes * f.span), f.first))
     for item in order:
         if headroom[item.first:item.last + 1].min() >= item.interleaved_bytes:
             headroom[item.first:item.last + 1] -= item.interleaved_bytes
             choice.l1[id(item.buf.root)] = item.l1
+        else:
+            choice.why[id(item.buf.root)] = _no_room(view, headroom, item.first, item.last, item.interleaved_bytes)
     for item in facts:
         if item.benefit == 0:
             choice.why[id(item.buf.root)] = f"DRAM: {item.pinned}" if item.pinned else "DRAM: saves no DRAM bytes"
-        elif id(item.buf.root) not in choice.l1:
-            choice.why[id(item.buf.root)] = _no_room(item.first, item.last)
     choose_shards(facts, choice.l1, headroom, device, choice.why)
     _replay([f for f in facts if id(f.buf.root) in choice.l1], choice, device)
     return choice
 
 
-def _room(view: PlanningView, device: DeviceSpec, conv_reserve: bool) -> np.ndarray:
-    """Bytes per core free for tensors at each schedule index (one slot more for the end of the program)."""
-    ops = [node.op if conv_reserve else "" for node in view.nodes] + [""]
+def _room(view: PlanningView, device: DeviceSpec) -> np.ndarray:
+    """Bytes per core free for tensors at each schedule index, the conv scratch reserve kept free at convs
+    (one slot more for the end of the program)."""
+    ops = [node.op for node in view.nodes] + [""]
     return np.array([usable_l1_per_core(device, op) for op in ops], dtype=np.int64)
 
 
-def _no_room(first: int, last: int) -> str:
-    return f"DRAM: no L1 room over its live range (nodes {first}-{last})"
+def _no_room(view: PlanningView, room: np.ndarray, first: int, last: int, size: int) -> str:
+    """Why a buffer of `size` bytes per core does not fit over first..last; names the conv when the conv
+    scratch reserve is all that is in the way."""
+    short = [first + int(i) for i in np.flatnonzero(room[first:last + 1] < size)]
+    nodes = [view.nodes[i] for i in short if i < len(view.nodes)]
+    if nodes and len(nodes) == len(short) and all(node.op in CONV_OPS for node in nodes):
+        source = nodes[0].attrs.get("_source", "")
+        conv = f"{nodes[0].op} ({source})" if source else nodes[0].op
+        return f"DRAM: no L1 room over its live range at {conv}, which keeps its scratch reserve free"
+    return "DRAM: no L1 room over its live range"
 
 
 def _replay(items: list[BufferFacts], choice: Choice, device: DeviceSpec) -> None:
