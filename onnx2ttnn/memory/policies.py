@@ -29,7 +29,10 @@ from onnx2ttnn.memory.replay import replay
 from onnx2ttnn.memory.sharding import choose_shards
 from onnx2ttnn.memory.view import PlanningView
 
-MOVE_ROUNDS = 4  # plans made while moves are dropped; a plan still dropping moves after that keeps none
+# Not measured: how many times auto replans after dropping the moves that do not pay (a round drops at least
+# one).  If moves still do not pay after that, all are dropped and the graph replanned without them: the last
+# plan assumed moves that would not be made.
+MOVE_ROUNDS = 4
 DEMOTED = "DRAM: demoted by the allocator replay (fragmentation)"
 
 

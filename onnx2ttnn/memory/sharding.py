@@ -13,6 +13,7 @@ readers) to SHARD_GAIN of what it was.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from onnx2ttnn.ir.cost import node_cost
 from onnx2ttnn.ir.device import DeviceSpec
@@ -28,6 +29,16 @@ from onnx2ttnn.memory.buffers import BufferFacts, placer
 SHARD_GAIN = 0.98
 
 
+@dataclass
+class _Trial:
+    """One candidate shard layout tried against the plan: why it is out, or what it would change."""
+
+    refusal: str = ""
+    time_after: float = 0.0  # modelled time of the producer and readers with it
+    extra: int = 0  # bytes per bank beyond the interleaved reservation
+    saved: float = 0.0  # percent of the modelled time of the ops whose time it changes
+
+
 def choose_shards(facts: list[BufferFacts], chosen: dict, headroom, device: DeviceSpec, why: dict) -> None:
     """Shard the L1 buffers of `chosen` (id(root) -> layout) where it pays; `headroom` (bytes per core left
     at each schedule index) shrinks by the extra bytes; `why` (id(root) -> reason) gets each L1 buffer's."""
@@ -36,24 +47,22 @@ def choose_shards(facts: list[BufferFacts], chosen: dict, headroom, device: Devi
         key = id(item.buf.root)
         if key not in chosen:
             continue
-        best = None  # (modelled time of the ops it may change, layout, extra bytes per bank, percent saved)
+        best = None  # (layout, trial) of the least modelled time
         refused = []
         for sharded, refusal in _candidates(item, device):
-            refusal = refusal or _refusal(item, sharded, placed, chosen, headroom, device)
-            if isinstance(refusal, str):
-                refused.append(refusal)
-                continue
-            time_after, extra, saved = refusal
-            if best is None or time_after < best[0]:
-                best = (time_after, sharded, extra, saved)
+            trial = _Trial(refusal) if refusal else _try(item, sharded, placed, chosen, headroom, device)
+            if trial.refusal:
+                refused.append(trial.refusal)
+            elif best is None or trial.time_after < best[1].time_after:
+                best = (sharded, trial)
         saves = f"L1 interleaved: saves {item.benefit} DRAM bytes"
         if best is not None:
-            _, sharded, extra, saved = best
+            sharded, trial = best
             chosen[key] = sharded
-            headroom[item.first:item.last + 1] -= extra
-            item.reserved += extra
+            headroom[item.first:item.last + 1] -= trial.extra
+            item.reserved += trial.extra
             kind = sharded.memory_layout.replace("_", "-")
-            why[key] = f"{kind} {sharded.grid[0]}x{sharded.grid[1]}: modelled time -{saved:.0f} %; {saves}"
+            why[key] = f"{kind} {sharded.grid[0]}x{sharded.grid[1]}: modelled time -{trial.saved:.0f} %; {saves}"
         elif item.buf.is_param:
             why[key] = f"L1 interleaved: small weight read {len(item.reads)} times, saves {item.benefit} DRAM bytes"
         else:
@@ -67,15 +76,15 @@ def _joined(refusals: list[str]) -> str:
     return texts.pop() if len(texts) == 1 else ", ".join(refusals)
 
 
-def _refusal(item: BufferFacts, sharded: TTNNLayout, placed, chosen: dict, headroom, device: DeviceSpec):
-    """Why the candidate is out (a string), or (modelled time after, extra bytes per bank, percent saved)."""
+def _try(item: BufferFacts, sharded: TTNNLayout, placed, chosen: dict, headroom, device: DeviceSpec) -> _Trial:
+    """The candidate against the plan: ops mixing kinds, room for a shard in every bank, modelled time."""
     kind = sharded.memory_layout.split("_")[0]
     clash = _mixed_with(item, sharded, placed)
     if clash:
-        return f"{kind}: {clash} has a tensor sharded the other way"
+        return _Trial(f"{kind}: {clash} has a tensor sharded the other way")
     extra = bytes_per_bank(item.buf.root.shape, sharded, device.cores) - item.reserved
     if headroom[item.first:item.last + 1].min() < extra:
-        return f"{kind}: no L1 room for a shard in every bank"
+        return _Trial(f"{kind}: no L1 room for a shard in every bank")
     nodes = list({id(n): n for n in [item.buf.root.inputs[0]] + [node for node, _ in item.reads]}.values())
     key = id(item.buf.root)
     before = [node_cost(n, device, layouts=placed).time_s for n in nodes]
@@ -84,12 +93,12 @@ def _refusal(item: BufferFacts, sharded: TTNNLayout, placed, chosen: dict, headr
     chosen[key] = item.l1
     changed = [(b, a) for b, a in zip(before, after) if a != b]  # ops whose modelled time sharding moves
     if not changed:
-        return f"{kind}: changes no modelled time"
-    time_before = sum(b for b, _ in changed)
-    time_after = sum(a for _, a in changed)
-    if not time_after < SHARD_GAIN * time_before:
-        return f"{kind}: modelled time gain under {100 * (1 - SHARD_GAIN):.0f} %"
-    return sum(after), extra, 100 * (1 - time_after / time_before)
+        return _Trial(f"{kind}: changes no modelled time")
+    changed_before = sum(b for b, _ in changed)  # modelled time of those ops, interleaved
+    changed_after = sum(a for _, a in changed)  # and sharded
+    if not changed_after < SHARD_GAIN * changed_before:
+        return _Trial(f"{kind}: modelled time gain under {100 * (1 - SHARD_GAIN):.0f} %")
+    return _Trial("", sum(after), extra, 100 * (1 - changed_after / changed_before))
 
 
 def _candidates(item: BufferFacts, device: DeviceSpec) -> list[tuple]:
