@@ -2,8 +2,8 @@
 
 `placement_report(conversion)` (one row per ttnn call, weight uploads included) reads only what the passes
 wrote: each node output's TTNNLayout (the
-planner's decision) and the reason the plan gives for it (module.notes["place-memory"]["reasons"], written
-by place-memory from memory/plan.py), the cost model (ir/cost.py) for modelled DRAM bytes and device time,
+planner's decision) and the reason the plan gives for it (module.notes["place-memory"]["reasons"], from
+memory/plan.py), the cost model (ir/cost.py) for modelled DRAM bytes and device time,
 and buffer liveness over the final schedule (ir/liveness.py, deallocations included) for the memory timeline.
 `onnx2ttnn report MODEL [--memory auto] [--png FILE]` prints `Report.text()` and, with --png, draws
 `Report.write_png` (matplotlib, imported only then).
@@ -99,7 +99,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory)
     report.l1_budget = usable_l1_per_core(device)
-    reasons = conversion.module.notes.get("place-memory", {}).get("reasons", {})
+    reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
     for index, node in enumerate(graph.nodes):
         if node.op == "deallocate":
             continue
@@ -114,7 +114,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
         report.rows.append(Row(index, node.op, out.name, lay.buffer, lay.memory_layout or "",
                                f"{lay.grid[0]}x{lay.grid[1]}" if sharded else "",
                                f"{lay.shard[0]}x{lay.shard[1]}" if sharded else "",
-                               per_bank(out, lay, device), dram, reasons.get(out.name, "")))
+                               per_bank(out, lay, device), dram, reasons.get(out) if reasons else ""))
     n = len(graph.nodes)
     report.l1_per_core = [0] * n
     report.dram_live = [0] * n

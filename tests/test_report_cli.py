@@ -88,3 +88,13 @@ def test_the_reason_of_a_large_weight_a_dram_path_conv_and_a_sharded_chain():
                for r in chained)
     assert {r.reason for r in _rows(chain((1, 1, 2048, 64)), memory="dram").values() if r.buffer != "host"} == {
         "DRAM: --memory dram"}
+
+
+def test_two_tensors_of_one_name_each_show_their_own_reason():
+    from tests.memory.memory_models import conv_model
+
+    # the ONNX output `y` names both the Add's result and its NCHW copy the program returns
+    report = placement_report(onnx2ttnn.convert(conv_model(True), memory="auto"))
+    add, permute = (next(r for r in report.rows if r.tensor == "y" and r.op == op) for op in ("add", "permute"))
+    assert add.reason != permute.reason
+    assert "producer permute" not in add.reason and "producer permute" in permute.reason

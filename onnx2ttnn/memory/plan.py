@@ -3,8 +3,8 @@
 A pure analysis: it reads the graph (layouts from assign-layouts, the schedule, buffer liveness with views)
 through a PlanningView (view.py), runs the policy (policies.py) and returns a Plan; it changes nothing.
 The place-memory pass writes the plan's layouts, the insert-moves pass puts its moves into the graph, and
-`onnx2ttnn report` prints its reasons.  Reasons are per buffer (a view shares its buffer's), keyed by
-tensor name; they read like
+`onnx2ttnn report` prints its reasons.  Reasons are per buffer (a view shares its buffer's), kept per
+tensor; they read like
 
     L1 interleaved: saves 98304 DRAM bytes; not sharded: height: reader layer_norm does not accept it, ...
     height-sharded 8x8: modelled time -37 %; L1 interleaved: saves 786432 DRAM bytes
@@ -23,9 +23,54 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.layout import TTNNLayout
 from onnx2ttnn.memory.buffers import member_layout
 from onnx2ttnn.memory.policies import POLICIES
 from onnx2ttnn.memory.view import PlanningView
+
+
+class Reasons:
+    """Why each tensor is placed where it is, keyed by the tensor itself: names are not unique in a ttnn
+    graph (a graph output's device tensor, its NCHW copy and its host copy may share one)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple] = {}  # id(tensor) -> (tensor, reason); the tensor keeps its id unique
+
+    def add(self, tensor, reason: str) -> None:
+        self._by_id[id(tensor)] = (tensor, reason)
+
+    def get(self, tensor, default: str = "") -> str:
+        found = self._by_id.get(id(tensor))
+        return found[1] if found is not None else default
+
+    def __getitem__(self, tensor) -> str:
+        return self._by_id[id(tensor)][1]
+
+    def __contains__(self, tensor) -> bool:
+        return id(tensor) in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def items(self) -> list[tuple]:
+        return list(self._by_id.values())
+
+    def values(self) -> list[str]:
+        return [reason for _, reason in self._by_id.values()]
+
+    def __eq__(self, other: object) -> bool:
+        """The same tensors (the very objects) with the same reasons."""
+        return isinstance(other, Reasons) and {k: r for k, (_, r) in self._by_id.items()} == {
+            k: r for k, (_, r) in other._by_id.items()}
+
+
+@dataclass(frozen=True)
+class PlannedMove:
+    """A to_memory_config the plan adds after a DRAM-only output (insert-moves puts it in)."""
+
+    tensor: gs.Tensor  # the DRAM-only output
+    layout: TTNNLayout  # of its copy in L1
+    reason: str  # why the copy is placed there
 
 
 @dataclass
@@ -34,8 +79,8 @@ class Plan:
 
     policy: str
     layouts: list = field(default_factory=list)  # (tensor, TTNNLayout): every device tensor, the graph as it is
-    moves: dict = field(default_factory=dict)  # name of a DRAM-only output -> TTNNLayout of its copy in L1
-    reasons: dict = field(default_factory=dict)  # tensor name -> why its buffer is placed where it is
+    moves: list = field(default_factory=list)  # PlannedMove per move, in schedule order
+    reasons: Reasons = field(default_factory=Reasons)  # every device tensor of the graph as it is
     l1_buffers: int = 0
     sharded_buffers: int = 0
     dram_buffers: int = 0
@@ -43,11 +88,11 @@ class Plan:
     demoted: int = 0  # buffers the allocator replay sent back to DRAM
 
     def notes(self) -> dict:
-        """The plan as module notes: summary numbers, the moves (layouts as text) and the reasons."""
+        """The plan as module notes: summary numbers, the moves and the reasons (insert-moves adds its copies')."""
         return {"l1_buffers": self.l1_buffers, "sharded_buffers": self.sharded_buffers,
                 "dram_buffers": self.dram_buffers, "l1_peak_per_core": self.peak,
-                "demoted_by_allocator": self.demoted, "moves_to_l1": len(self.moves),
-                "moves": {name: str(layout) for name, layout in self.moves.items()}, "reasons": dict(self.reasons)}
+                "demoted_by_allocator": self.demoted, "moves_to_l1": len(self.moves), "moves": list(self.moves),
+                "reasons": self.reasons}
 
 
 def plan_memory(graph: gs.Graph, device: DeviceSpec, policy: str) -> Plan:
@@ -59,15 +104,16 @@ def plan_memory(graph: gs.Graph, device: DeviceSpec, policy: str) -> Plan:
         chosen = choice.l1.get(id(buf.root))
         reason = choice.why[id(buf.root)]
         for member in buf.members:
-            plan.reasons[member.name] = reason if member is buf.root else f"view of {buf.root.name}: {reason}"
             if member.tensor is None:
                 continue  # a moved copy: insert-moves creates it
+            plan.reasons.add(member.tensor, reason if member is buf.root else f"view of {buf.root.name}: {reason}")
             # a view of a moved copy views the DRAM original until insert-moves puts the move in
             in_graph = chosen if buf.root.tensor is not None else None
             plan.layouts.append((member.tensor, member_layout(layout_of(member), in_graph)))
     for move in choice.moves:
         src, moved = move.inputs[0], move.outputs[0]
-        plan.moves[src.name] = member_layout(layout_of(moved), choice.l1[id(moved)])
+        layout = member_layout(layout_of(moved), choice.l1[id(moved)])
+        plan.moves.append(PlannedMove(src.tensor, layout, choice.why[id(moved)]))
     plan.l1_buffers = len(choice.l1)
     plan.sharded_buffers = sum(1 for lay in choice.l1.values() if lay.memory_layout != "interleaved")
     plan.dram_buffers = len(choice.buffers) - len(choice.l1)

@@ -1,11 +1,12 @@
 """insert-moves: a `to_memory_config` into L1 after each DRAM-only output the memory plan moves.
 
-Reads: module.notes["place-memory"]["moves"] (name of a tensor that its op always writes to DRAM -> layout
-of its copy in L1), decided by the auto policy (memory/moves.py: kept where the cost model says the move
-pays).  Must hold: place-memory has placed every tensor.  Writes: one move node right after the producer,
-named `<tensor>_l1`, with the planned layout; every reader of the DRAM original (and every view of it
-that a reader made) now reads the copy, whose views share its placement.  insert-deallocs then frees the
-original right after the move.
+Reads: module.notes["place-memory"]["moves"] (memory/plan.py PlannedMove: a tensor its op always writes to
+DRAM, the layout of its copy in L1 and why), decided by the auto policy (memory/moves.py: kept where the
+cost model says the move pays).  Must hold: place-memory has placed every tensor and nothing has changed
+the schedule since.  Writes: one move node right after the producer, its copy named `<tensor>_l1` with the
+planned layout; every reader of the DRAM original (and every view of it that a reader made) now reads the
+copy, whose views share its placement; the copy's reason goes to module.notes["place-memory"]["reasons"].
+insert-deallocs then frees the original right after the move.
 Before: `c = conv2d(x)  # dram; y = add(c, sigmoid(c))`;
 after: `c = conv2d(x)  # dram; c_l1 = to_memory_config(c)  # l1; y = add(c_l1, sigmoid(c_l1))`.
 """
@@ -26,19 +27,21 @@ class InsertMoves(Pass):
     name = "insert-moves"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        planned = {name: TTNNLayout.parse(text)
-                   for name, text in module.notes.get("place-memory", {}).get("moves", {}).items()}
+        notes = module.notes.get("place-memory", {})
+        planned = {id(move.tensor): move for move in notes.get("moves", [])}
         graph = module.graph
         nodes, copies = [], []
         for node in graph.nodes:
             nodes.append(node)
             for out in node.outputs:
-                if out.name in planned:
-                    move = _move(out, planned.pop(out.name), node.attrs.get("_source", ""))
-                    nodes.append(move)
-                    copies.append(move.outputs[0])
+                move = planned.pop(id(out), None)
+                if move is not None:
+                    nodes.append(_move(out, move.layout, node.attrs.get("_source", "")))
+                    copies.append(nodes[-1].outputs[0])
+                    notes["reasons"].add(copies[-1], move.reason)
         if planned:
-            raise ConversionError(f"insert-moves: the plan moves {', '.join(sorted(planned))}, which no node writes")
+            names = ", ".join(sorted(move.tensor.name for move in planned.values()))
+            raise ConversionError(f"insert-moves: the plan moves {names}, which no node of the schedule writes")
         graph.nodes = nodes
         _place_views(graph, copies)
         module.notes[self.name] = {"moves_to_l1": len(copies)}

@@ -3,9 +3,9 @@
 Reads: layouts (page, dtype), the schedule, buffer liveness with views and the DeviceSpec, through the pure
 analysis memory/plan.py plan_memory (the policies, budget and allocator replay live in onnx2ttnn/memory).
 Writes: buffer, memory layout, grid and shard in every device tensor's TTNNLayout (all views of a buffer
-share its placement), and the plan in module.notes["place-memory"]: summary numbers, `reasons` (tensor
-name -> why it is placed there, what `onnx2ttnn report` prints) and `moves` (name of a DRAM-only output ->
-layout of its copy in L1, which insert-moves puts in).
+share its placement), and the plan in module.notes["place-memory"]: summary numbers, `reasons` (memory/plan.py
+Reasons: why each tensor is placed there, what `onnx2ttnn report` prints) and `moves` (PlannedMove: the
+DRAM-only outputs to copy into L1, which insert-moves puts in).
 Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`;
 after (auto, sharded): `y: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`.
 """

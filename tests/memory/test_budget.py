@@ -71,5 +71,5 @@ def test_every_policy_keeps_the_conv_scratch_reserve_free_at_convs(memory):
     if memory == "l1":  # first come, first served: the input took the room, the output did not fit
         conv = module.graph.nodes[convs[0]]
         assert layout_of(conv.inputs[0]).buffer == "l1" and layout_of(conv.outputs[0]).buffer == "dram"
-        assert module.notes["place-memory"]["reasons"][conv.outputs[0].name].startswith(
+        assert module.notes["place-memory"]["reasons"][conv.outputs[0]].startswith(
             "DRAM: no L1 room over its live range at conv2d (")

@@ -3,7 +3,6 @@ and, for every buffer, the reason for its placement."""
 from __future__ import annotations
 
 from onnx2ttnn.ir.graph import layout_of
-from onnx2ttnn.ir.layout import TTNNLayout
 from onnx2ttnn.memory.plan import plan_memory
 from tests.memory.memory_models import chain, conv_model, run_pipeline, shared_weight_model
 
@@ -28,16 +27,14 @@ def test_plan_moves_a_conv_output_read_twice_and_says_why():
     module, ctx = run_pipeline(conv_model(True), passes="decompose-layouts")
     plan = plan_memory(module.graph, ctx.device, "auto")
     conv = next(n for n in module.graph.nodes if n.op == "conv2d").outputs[0]
-    assert list(plan.moves) == [conv.name]
-    assert plan.moves[conv.name].buffer == "l1" and plan.moves[conv.name].dtype == layout_of(conv).dtype
-    assert plan.reasons[conv.name] == ("DRAM: producer conv2d writes DRAM only (conv on its DRAM path); "
-                                       "its readers read a copy in L1")
-    copy = plan.reasons[conv.name + "_l1"]
+    assert [move.tensor for move in plan.moves] == [conv]
+    assert plan.moves[0].layout.buffer == "l1" and plan.moves[0].layout.dtype == layout_of(conv).dtype
+    assert plan.reasons[conv] == ("DRAM: producer conv2d writes DRAM only (conv on its DRAM path); "
+                                  "its readers read a copy in L1")
+    copy = plan.moves[0].reason
     assert "(moved out of DRAM after conv2d: its readers read " in copy and "fewer DRAM bytes)" in copy
-    # the notes carry the moves as text that parses back (insert-moves reads them)
     notes = plan.notes()
-    assert TTNNLayout.parse(notes["moves"][conv.name]) == plan.moves[conv.name]
-    assert notes["moves_to_l1"] == 1
+    assert notes["moves"] == plan.moves and notes["reasons"] is plan.reasons and notes["moves_to_l1"] == 1
 
 
 def test_plan_gives_a_layout_for_every_device_tensor_and_a_reason_for_every_buffer():
@@ -46,14 +43,14 @@ def test_plan_gives_a_layout_for_every_device_tensor_and_a_reason_for_every_buff
     device = [t for n in module.graph.nodes for t in n.outputs if layout_of(t) is not None and layout_of(t).on_device]
     assert {id(t) for t, _ in plan.layouts} == {id(t) for t in device}
     relu = next(n for n in module.graph.nodes if n.op == "relu").outputs[0]
-    assert plan.reasons[relu.name].startswith("height-sharded 8x8: modelled time -")
+    assert plan.reasons[relu].startswith("height-sharded 8x8: modelled time -")
     assert (plan.l1_buffers, plan.sharded_buffers, plan.dram_buffers) == (len(device), 3, 0)
 
 
 def _weight_reasons(model, policy="auto"):
     module, ctx = run_pipeline(model, passes="decompose-layouts")
     plan = plan_memory(module.graph, ctx.device, policy)
-    return [plan.reasons[n.outputs[0].name] for n in module.graph.nodes
+    return [plan.reasons[n.outputs[0]] for n in module.graph.nodes
             if n.op == "from_torch" and n.attrs.get("_param")]
 
 

@@ -3,12 +3,14 @@ place-memory; kept only where they pay; programs with a move match onnxruntime."
 from __future__ import annotations
 
 import onnx
+import onnx_graphsurgeon as gs
 import pytest
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.cost import program_cost
 from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.memory.plan import PlannedMove
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.insert_moves import InsertMoves
 from onnx2ttnn.verify import verify
@@ -44,21 +46,35 @@ def test_the_pass_applies_the_planned_moves_only():
     module, ctx = run_pipeline(conv_model(True), passes="place-memory")
     assert not [n for n in module.graph.nodes if n.op == "to_memory_config"]  # placement inserts nothing
     conv = next(n for n in module.graph.nodes if n.op == "conv2d")
-    planned = module.notes["place-memory"]["moves"]
-    assert list(planned) == [conv.outputs[0].name]
+    (planned,) = module.notes["place-memory"]["moves"]
+    assert planned.tensor is conv.outputs[0]
     InsertMoves().run(module, ctx)
     nodes = module.graph.nodes
     move = nodes[nodes.index(conv) + 1]
     assert move.op == "to_memory_config" and move.inputs[0] is conv.outputs[0] and move.attrs["_move"] is True
     copy = move.outputs[0]
-    assert copy.name == conv.outputs[0].name + "_l1" and str(layout_of(copy)) == planned[conv.outputs[0].name]
+    assert copy.name == conv.outputs[0].name + "_l1" and layout_of(copy) == planned.layout
     assert conv.outputs[0].outputs == [move]  # every reader reads the copy
+    assert module.notes["place-memory"]["reasons"][copy] == planned.reason
+
+
+def test_a_move_is_put_after_its_own_tensor_when_another_has_the_same_name():
+    module, ctx = run_pipeline(conv_model(True), passes="place-memory")
+    conv = next(n for n in module.graph.nodes if n.op == "conv2d")
+    sigmoid = next(n for n in module.graph.nodes if n.op == "sigmoid")
+    sigmoid.outputs[0].name = conv.outputs[0].name  # ttnn graphs may hold two tensors of one name
+    InsertMoves().run(module, ctx)
+    nodes = module.graph.nodes
+    assert nodes[nodes.index(conv) + 1].op == "to_memory_config"
+    assert nodes[nodes.index(sigmoid) + 1].op != "to_memory_config"
 
 
 def test_a_planned_move_of_a_tensor_no_node_writes_is_an_error():
     module, ctx = run_pipeline(conv_model(True), passes="place-memory")
-    module.notes["place-memory"]["moves"] = {"nowhere": "tile<bf16> l1 interleaved"}
-    with pytest.raises(ConversionError, match="insert-moves: the plan moves nowhere, which no node writes"):
+    (planned,) = module.notes["place-memory"]["moves"]
+    module.notes["place-memory"]["moves"] = [PlannedMove(gs.Variable("nowhere"), planned.layout, "")]
+    with pytest.raises(ConversionError, match="insert-moves: the plan moves nowhere, which no node of the schedule "
+                                              "writes"):
         InsertMoves().run(module, PassContext(ctx.options))
 
 
