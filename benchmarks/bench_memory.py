@@ -3,8 +3,8 @@
 For each model: converts it three times and evaluates the cost model (onnx2ttnn/ir/cost.py) on each placed
 program.  Prints one table: DRAM traffic per forward pass of each policy and the floor (every weight read
 once + inputs + outputs), auto's traffic as a ratio of dram's and of the floor, the estimated device time of
-each policy, the number of height-sharded buffers auto chose, and auto's planning share (the place-memory
-pass's time / the whole auto conversion) and auto's conversion time as a ratio of the dram policy's.
+each policy, the number of sharded buffers auto chose, and auto's planning share (the place-memory and
+insert-moves passes' time / the whole auto conversion) and auto's conversion time as a ratio of the dram policy's.
 Usage: python benchmarks/bench_memory.py [--full] [--models mlp cnn bert ...] [--device n150] [--repeats 3]
 Default models: models/mlp.onnx, models/cnn.onnx and the zoo's CI entries at reduced size (--full: the
 published sizes of the five models issue #7 accepts on, FULL_MODELS; exports are cached by models/export.py).
@@ -56,7 +56,7 @@ def measure(path: str, device: str, repeats: int) -> dict:
     for memory in POLICIES:
         total, conversion = min(runs[memory], key=lambda run: run[0])
         cost = program_cost(conversion.module.graph, get_device(device))
-        planning = sum(t for name, t in conversion.timings if name == "place-memory")
+        planning = sum(t for name, t in conversion.timings if name in ("place-memory", "insert-moves"))
         row[memory] = {"dram": cost.dram_bytes, "time": cost.time_s, "convert_s": total, "plan_s": planning,
                        "sharded": conversion.module.notes["place-memory"].get("sharded_buffers", 0)}
         row["floor"] = cost.floor_bytes

@@ -1,8 +1,10 @@
 """The placement report of a converted program: per-op table, totals, and per-core L1 / DRAM use over time.
 
-`placement_report(conversion)` reads only what the passes wrote: each node output's TTNNLayout (the
-planner's decision), the cost model (ir/cost.py) for modelled DRAM bytes and device time, and buffer
-liveness over the final schedule (ir/liveness.py, deallocations included) for the memory timeline.
+`placement_report(conversion)` (one row per ttnn call, weight uploads included) reads only what the passes
+wrote: each node output's TTNNLayout (the
+planner's decision) and the reason the plan gives for it (module.notes["place-memory"]["reasons"], from
+memory/plan.py), the cost model (ir/cost.py) for modelled DRAM bytes and device time,
+and buffer liveness over the final schedule (ir/liveness.py, deallocations included) for the memory timeline.
 `onnx2ttnn report MODEL [--memory auto] [--png FILE]` prints `Report.text()` and, with --png, draws
 `Report.write_png` (matplotlib, imported only then).
 """
@@ -11,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import is_param_upload, node_cost, program_cost
+from onnx2ttnn.ir.cost import node_cost, program_cost
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
-from onnx2ttnn.ir.layout import DTYPES, TILE, TTNNLayout, bytes_per_bank, total_bytes
+from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import buffers
+from onnx2ttnn.memory.budget import usable_l1_per_core
 
 
 @dataclass
@@ -29,6 +32,7 @@ class Row:
     shard: str
     bytes_per_bank: int
     dram_bytes: int
+    reason: str = ""  # why the plan placed the output's buffer there ("" for host outputs)
 
 
 @dataclass
@@ -45,11 +49,11 @@ class Report:
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
-               f"{'B/bank':>8} {'DRAM B':>10}"
+               f"{'B/bank':>8} {'DRAM B':>10} reason"
         lines = [head, "-" * len(head)]
         for r in self.rows:
             lines.append(f"{r.index:4d} {r.op[:18]:18} {r.tensor[:28]:28} {r.buffer:6} {r.memory_layout:15} "
-                         f"{r.grid:5} {r.shard:10} {r.bytes_per_bank:8d} {r.dram_bytes:10d}")
+                         f"{r.grid:5} {r.shard:10} {r.bytes_per_bank:8d} {r.dram_bytes:10d} {r.reason}".rstrip())
         ratio = self.dram_bytes / self.floor_bytes if self.floor_bytes else 0.0
         lines += ["", f"memory policy: {self.memory}",
                   f"DRAM traffic: {self.dram_bytes / 1e6:.3f} MB per forward pass, floor {self.floor_bytes / 1e6:.3f} MB "
@@ -82,12 +86,8 @@ class Report:
 
 
 def per_bank(tensor, layout: TTNNLayout, device: DeviceSpec) -> int:
-    """Bytes the tensor reserves in one bank of its buffer (a shard in every shard core for sharded)."""
-    if layout.memory_layout not in (None, "interleaved") and layout.shard:
-        h, w = layout.shard
-        return (h // TILE) * (w // TILE) * DTYPES[layout.dtype][2] if layout.is_tile else h * w * DTYPES[layout.dtype][1]
-    banks = device.cores if layout.buffer == "l1" else device.dram_banks
-    return bytes_per_bank(tensor.shape, layout, banks)
+    """Bytes the tensor reserves in each bank of its buffer (ir/layout.py bytes_per_bank)."""
+    return bytes_per_bank(tensor.shape, layout, device.cores if layout.buffer == "l1" else device.dram_banks)
 
 
 def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
@@ -98,11 +98,10 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     cost = program_cost(graph, device)
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory)
-    from onnx2ttnn.passes.place_memory import OP_SCRATCH_RESERVE
-
-    report.l1_budget = device.l1_budget_per_bank - OP_SCRATCH_RESERVE
+    report.l1_budget = usable_l1_per_core(device)
+    reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
     for index, node in enumerate(graph.nodes):
-        if node.op == "deallocate" or is_param_upload(node):
+        if node.op == "deallocate":
             continue
         out = next((t for t in node.outputs if layout_of(t) is not None and layout_of(t).on_device), None)
         dram = node_cost(node, device, index).dram_bytes
@@ -115,7 +114,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
         report.rows.append(Row(index, node.op, out.name, lay.buffer, lay.memory_layout or "",
                                f"{lay.grid[0]}x{lay.grid[1]}" if sharded else "",
                                f"{lay.shard[0]}x{lay.shard[1]}" if sharded else "",
-                               per_bank(out, lay, device), dram))
+                               per_bank(out, lay, device), dram, reasons.get(out) if reasons else ""))
     n = len(graph.nodes)
     report.l1_per_core = [0] * n
     report.dram_live = [0] * n

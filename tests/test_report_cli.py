@@ -54,3 +54,47 @@ def test_report_png_without_matplotlib_is_a_clear_error(tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert "error: --png needs matplotlib" in result.output
     assert not png.exists()
+
+
+def test_every_buffer_row_says_why_it_is_placed_there():
+    result = CliRunner().invoke(main, ["report", str(CNN), "--memory", "auto"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split()[-1] == "reason"
+    report = placement_report(onnx2ttnn.convert(str(CNN), memory="auto"))
+    buffer_rows = [r for r in report.rows if r.buffer in ("l1", "dram")]
+    assert buffer_rows and all(r.reason for r in buffer_rows)
+    assert all(not r.reason for r in report.rows if r.buffer == "host")
+    for row in buffer_rows:  # the text shows each row's reason at the end of its line
+        assert any(line.split()[:3] == [str(row.index), row.op, row.tensor] and line.endswith(row.reason)
+                   for line in lines)
+
+
+def _rows(model, memory="auto"):
+    return {r.tensor: r for r in placement_report(onnx2ttnn.convert(model, memory=memory)).rows}
+
+
+def test_the_reason_of_a_large_weight_a_dram_path_conv_and_a_sharded_chain():
+    from tests.memory.memory_models import chain, conv_model, shared_weight_model
+
+    weight = _rows(shared_weight_model(512))["w"]
+    assert (weight.op, weight.buffer) == ("from_torch", "dram")
+    assert weight.reason == "DRAM: weight, not small (8192 B per bank > 2048)"
+    conv = next(r for r in _rows(conv_model(False, kernel=9)).values() if r.op == "conv2d")
+    assert conv.buffer == "dram" and conv.reason == "DRAM: producer conv2d writes DRAM only (conv on its DRAM path)"
+    chained = [r for r in _rows(chain((1, 1, 2048, 64))).values() if r.op in ("relu", "exp", "sigmoid")]
+    assert len(chained) == 3
+    assert all(r.memory_layout == "height_sharded" and r.reason.startswith("height-sharded 8x8: modelled time -")
+               for r in chained)
+    assert {r.reason for r in _rows(chain((1, 1, 2048, 64)), memory="dram").values() if r.buffer != "host"} == {
+        "DRAM: --memory dram"}
+
+
+def test_two_tensors_of_one_name_each_show_their_own_reason():
+    from tests.memory.memory_models import conv_model
+
+    # the ONNX output `y` names both the Add's result and its NCHW copy the program returns
+    report = placement_report(onnx2ttnn.convert(conv_model(True), memory="auto"))
+    add, permute = (next(r for r in report.rows if r.tensor == "y" and r.op == op) for op in ("add", "permute"))
+    assert add.reason != permute.reason
+    assert "producer permute" not in add.reason and "producer permute" in permute.reason

@@ -8,8 +8,9 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak, other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
-  bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an interleaved L1 page is fetched over the NoC from another core
-  (NoC port rate), a height-sharded one is local (L1 read rate).  An op runs on min(cores, output pages)
+  bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an
+  interleaved L1 page is fetched over the NoC from another core (NoC port rate), a sharded one (height or
+  width) is local (L1 read rate).  An op runs on min(cores, output pages)
   cores, or on the cores holding its output's shards when that is sharded.
 Totals: modelled DRAM traffic, the floor (every weight read once + program inputs + outputs), device time.
 All figures come from the DeviceSpec (ir/device.py).

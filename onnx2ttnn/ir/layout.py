@@ -141,24 +141,35 @@ def padded_shape(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, ...]:
     return shape[:-2] + (_round_up(shape[-2], TILE), _round_up(shape[-1], TILE))
 
 
-def as_2d(shape: Sequence[int]) -> tuple[int, int]:
-    """The 2-D view sharding uses: height = product of all dims but the last, width = last dim."""
-    shape = tuple(shape) or (1,)
-    return math.prod(shape[:-1]), shape[-1]
+def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
+    """(height, width) of the tensor seen as 2-D, the view pages and shards are cut from: height = product
+    of all padded dims but the last, width = the last.  A rank-1 TILE tensor is one tile row high."""
+    dims = padded_shape(shape, layout)
+    if len(dims) == 1:
+        return (TILE if layout.is_tile else 1), dims[0]
+    return math.prod(dims[:-1]), dims[-1]
 
 
 def pages(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
     """(number of pages, bytes per page) of an interleaved tensor: a page is a tile or a row."""
-    pshape = padded_shape(shape, layout)
     _, elem_bytes, tile_bytes = DTYPES[layout.dtype]
     if layout.is_tile:
-        return math.prod(pshape) // (TILE * TILE), tile_bytes
-    h, w = as_2d(pshape)
+        return math.prod(padded_shape(shape, layout)) // (TILE * TILE), tile_bytes
+    h, w = physical_2d(shape, layout)
     return h, w * elem_bytes
 
 
 def bytes_per_bank(shape: Sequence[int], layout: TTNNLayout, banks: int, alignment: int = 32) -> int:
-    """Bytes an interleaved tensor reserves in each of `banks` banks (pages round-robin, same size in all)."""
+    """Bytes the tensor reserves in each bank of its buffer (docs/ttnn-facts.md section 2).
+
+    Interleaved over `banks` banks: pages go round-robin, every bank reserves the fullest bank's pages.
+    Sharded (`banks` unused): one shard's pages, reserved in every L1 bank, shard cores or not."""
+    if layout.memory_layout not in (None, "interleaved"):
+        height, width = layout.shard
+        _, elem_bytes, tile_bytes = DTYPES[layout.dtype]
+        if layout.is_tile:
+            return (height // TILE) * (width // TILE) * tile_bytes
+        return height * _round_up(width * elem_bytes, alignment)
     n_pages, page_bytes = pages(shape, layout)
     page_bytes = _round_up(page_bytes, alignment)
     return math.ceil(n_pages / banks) * page_bytes

@@ -13,10 +13,9 @@ Only TILE tensors are sharded here, on a grid that is one row of n <= grid_x cor
 """
 from __future__ import annotations
 
-import math
 from typing import Optional, Sequence
 
-from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape
+from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape, physical_2d  # noqa: F401 (physical_2d: re-export)
 from onnx2ttnn.ir.ttnn_ops import OpFacts, ShardFacts  # noqa: F401  (ShardFacts: the values of the views)
 
 HEIGHT_SHARDED = "height_sharded"
@@ -67,7 +66,7 @@ CONV_L1_MAX_KERNEL_AREA = 49  # kh * kw of the largest kernel measured on conv2d
 # path are under it, those that never fit (even with all of L1 free) over it (results/conv_cb.txt)
 CONV_L1_MAX_WINDOW_BYTES = 640 * 1024
 # what a conv admitted by conv_all_in_l1 was measured to need beyond its input, output included: at most
-# 532 KiB per bank (results/conv_cb.txt); the planner keeps OP_SCRATCH_RESERVE + CONV_SCRATCH_EXTRA free
+# 532,511 B per bank (results/conv_cb.txt); the planner keeps that free at convs (memory/budget.py)
 
 
 def conv_all_in_l1(attrs: dict, input_bytes_per_bank: int) -> bool:
@@ -103,14 +102,6 @@ def shard_grid(cores: int, grid_x: int, grid_y: int) -> Optional[tuple[int, int]
     if cores % grid_x == 0 and cores // grid_x <= grid_y:
         return grid_x, cores // grid_x
     return None
-
-
-def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
-    """(height, width) of a TILE tensor seen as 2-D, tile-padded (docs/design.md §3.3)."""
-    dims = padded_shape(shape, layout)
-    if len(dims) == 1:
-        return TILE, dims[0]
-    return math.prod(dims[:-1]), dims[-1]
 
 
 def height_shard_layout(shape: Sequence[int], layout: TTNNLayout, grid_x: int, grid_y: int,

@@ -10,6 +10,7 @@ from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
 from onnx2ttnn.passes.fold_constants import FoldConstants
 from onnx2ttnn.passes.fuse_patterns import FusePatterns
 from onnx2ttnn.passes.insert_deallocs import InsertDeallocs
+from onnx2ttnn.passes.insert_moves import InsertMoves
 from onnx2ttnn.passes.lower_to_ttnn import LowerToTTNN
 from onnx2ttnn.passes.memory_config import MemoryConfigPass
 from onnx2ttnn.passes.place_memory import PlaceMemory
@@ -40,7 +41,8 @@ def build_pipeline() -> list[Pass]:
         AssignLayouts(),      # a TTNNLayout on every tensor
         DecomposeLayouts(),   # only the to_layout conversions that ops need
         # memory
-        PlaceMemory(),        # dram / l1 policy
+        PlaceMemory(),        # dram / l1 / auto policy: the plan of onnx2ttnn/memory, applied
+        InsertMoves(),        # the plan's to_memory_config moves out of DRAM-only outputs
         InsertDeallocs(),     # free each buffer after its last use
         MemoryConfigPass(),   # last: memory_config attributes derived from layouts, verified
     ]

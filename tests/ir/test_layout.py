@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from onnx2ttnn.ir.layout import LayoutError, MemoryConfig, TTNNLayout, bytes_per_bank, memory_config_of, padded_shape
+from onnx2ttnn.ir.layout import (LayoutError, MemoryConfig, TTNNLayout, bytes_per_bank, memory_config_of, padded_shape,
+                                 physical_2d)
 
 
 @pytest.mark.parametrize("text", [
@@ -42,6 +43,24 @@ def test_tile_padding_and_bank_sizes():
     assert bytes_per_bank((1, 128, 768), tile, 64) == 2 * 2048
     # row-major [3, 10] f32: 3 rows of 40 B, aligned to 64 B... 32 B alignment -> 64 B, one row per bank
     assert bytes_per_bank((3, 10), TTNNLayout("row_major", "f32"), 12) == 64
+
+
+def test_sharded_bytes_per_bank_is_one_shard_in_every_bank():
+    # docs/ttnn-facts.md section 2: HEIGHT (1,1,256,64) on 8 cores, shard (32,64) -> 4096 B; RM shard (40,48) -> 3840
+    height = TTNNLayout.parse("tile<bf16> l1 height_sharded grid=8x1 shard=32x64")
+    assert bytes_per_bank((1, 1, 256, 64), height, 64) == 4096
+    width = TTNNLayout.parse("tile<f32> l1 width_sharded grid=8x8 shard=64x32")
+    assert bytes_per_bank((1, 1, 64, 2048), width, 64) == 2 * 4096
+    rows = TTNNLayout.parse("row_major<bf16> l1 height_sharded grid=5x1 shard=40x48")
+    assert bytes_per_bank((1, 1, 200, 48), rows, 64) == 3840
+
+
+def test_the_2d_view_pages_and_shards_are_cut_from():
+    tile, rows = TTNNLayout(), TTNNLayout("row_major", "bf16")
+    assert physical_2d((1, 7, 48), tile) == (32, 64)  # padded
+    assert physical_2d((2, 3, 7, 48), rows) == (42, 48)
+    assert physical_2d((48,), tile) == (32, 64)  # a rank-1 TILE tensor is one tile row
+    assert physical_2d((48,), rows) == (1, 48)  # one row page
 
 
 def test_memory_config_is_derived_from_the_layout():

@@ -54,7 +54,7 @@ def test_width_sharding_facts_sample_holds_on_real_ttnn(ttnn_mock, tmp_path):
 
 
 def test_a_width_sharded_program_runs_on_real_ttnn(ttnn_mock, tmp_path):
-    from tests.passes.test_place_memory import _chain
+    from tests.memory.memory_models import chain as _chain
 
     program = str(tmp_path / "model_ttnn.py")
     conversion = onnx2ttnn.convert(_chain((1, 1, 64, 2048)), program)
@@ -75,7 +75,7 @@ def test_matmul_sharded_input_facts_hold_on_real_ttnn(ttnn_mock, tmp_path):
 def test_auto_program_with_a_move_runs_on_real_ttnn(ttnn_mock, tmp_path):
     import onnx
 
-    from tests.passes.test_place_memory import _conv_model
+    from tests.memory.memory_models import conv_model as _conv_model
 
     model = tmp_path / "conv.onnx"
     onnx.save(_conv_model(True), str(model))

@@ -1,4 +1,4 @@
-"""Moves out of DRAM and uneven height shards, as the auto planner emits them (passes/memory_auto.py section 4).
+"""Moves out of DRAM and uneven height shards, as the auto planner emits them (onnx2ttnn/memory/moves.py).
 
 For conv-sized activations ([1, 1, N*H*W, C] of ResNet-50 / MobileNetV2 at 224x224) in the planner's own
 height-sharded layout (ir/placements.py height_shard_layout: uneven splits, e.g. 98 tile rows as 49 shards

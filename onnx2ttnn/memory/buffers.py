@@ -1,0 +1,137 @@
+"""What the memory planner knows about each device buffer before it places it: live range, reads, bytes
+per bank, the DRAM bytes L1 would save, and what pins it to DRAM.
+
+A buffer is pinned to DRAM when its producer always writes DRAM (`writes_dram_only`: an op whose
+ir/ttnn_ops.py output_buffer is "dram", such as conv_transpose2d, or a conv2d kept on its DRAM path by
+ir/placements.py conv_all_in_l1), or when a conv kept on its DRAM path reads it (an L1 input would make
+real ttnn take the all-in-L1 path, which that conv does not fit).  Under `auto` a weight is worth L1 only
+when it is small (SMALL_WEIGHT_BYTES) and read at least twice; it then holds L1 for the whole program.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from onnx2ttnn.ir.aliases import is_view
+from onnx2ttnn.ir.cost import CONV_OPS
+from onnx2ttnn.ir.device import DeviceSpec
+from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
+from onnx2ttnn.ir.liveness import Buffer
+from onnx2ttnn.ir.placements import conv_all_in_l1
+from onnx2ttnn.ir.ttnn_ops import op_info
+
+# Not measured: one bf16 tile per bank.  A weight this small costs every core at most one tile of L1 for the
+# whole program, which the plan can afford for weights read more than once; larger weights are read from DRAM.
+SMALL_WEIGHT_BYTES = 2048
+
+
+@dataclass
+class BufferFacts:
+    """One buffer as the planner sees it."""
+
+    buf: Buffer
+    first: int  # live range in schedule indices (a weight in L1 lives over the whole program)
+    last: int
+    l1: TTNNLayout  # its layout in L1 interleaved
+    interleaved_bytes: int  # bytes per L1 bank, interleaved
+    reserved: int  # bytes per L1 bank of the placement chosen so far (interleaved, or one shard)
+    benefit: int  # DRAM bytes per forward pass it saves in L1 (0: worth nothing or pinned to DRAM)
+    reads: list  # (node, input index) over all members, views and deallocations excluded
+    pinned: str = ""  # why it stays in DRAM whatever fits, "" when nothing pins it
+
+    @property
+    def span(self) -> int:
+        return self.last - self.first + 1
+
+
+def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) -> BufferFacts:
+    """The facts of one buffer; `scheduled` holds id() of every node of the schedule."""
+    root = buf.root
+    l1 = layout_of(root).with_(buffer="l1", memory_layout="interleaved")
+    members = {id(m) for m in buf.members}
+    reads = []
+    for member in buf.members:
+        for consumer in member.outputs:
+            if id(consumer) not in scheduled or consumer.op == "deallocate" or (
+                    consumer.outputs and is_view(consumer) and id(consumer.outputs[0]) in members):
+                continue
+            reads += [(consumer, i) for i, t in enumerate(consumer.inputs) if t is member]
+    size = bytes_per_bank(root.shape, l1, device.cores)
+    nbytes = total_bytes(root.shape, l1)
+    first, last = buf.first, buf.last
+    if buf.is_param:
+        first, last = 0, last_index
+        if size > SMALL_WEIGHT_BYTES:
+            return BufferFacts(buf, first, last, l1, size, size, 0, reads,
+                               f"weight, not small ({size} B per bank > {SMALL_WEIGHT_BYTES})")
+        if len(reads) < 2:
+            read = {0: "never read", 1: "read once"}.get(len(reads), "")
+            return BufferFacts(buf, first, last, l1, size, size, 0, reads, f"weight {read}")
+        return BufferFacts(buf, first, last, l1, size, size, nbytes * len(reads), reads)
+    pinned = dram_pin(buf, device.cores)
+    return BufferFacts(buf, first, last, l1, size, size, 0 if pinned else nbytes * (1 + len(reads)), reads, pinned)
+
+
+def dram_pin(buf: Buffer, banks: int) -> str:
+    """Why the buffer must stay in DRAM, "" if nothing pins it there."""
+    producer = buf.root.inputs[0] if buf.root.inputs else None
+    if producer is not None and writes_dram_only(producer, banks):
+        path = " (conv on its DRAM path)" if producer.op == "conv2d" else ""
+        return f"producer {producer.op} writes DRAM only{path}"
+    if feeds_dram_path_conv(buf, banks):
+        return "feeds a DRAM-path conv"
+    return ""
+
+
+def writes_dram_only(node, banks: int) -> bool:
+    """The ttnn call always writes its output to DRAM: its op does (ir/ttnn_ops.py output_buffer), or it is a
+    conv2d kept on its DRAM path."""
+    if node.op == "conv2d":
+        return not _on_l1_path(node, banks)
+    return op_info(node.op).output_buffer == "dram"
+
+
+def dram_only(buf: Buffer, banks: int) -> bool:
+    """The buffer's producer always writes DRAM (writes_dram_only)."""
+    producer = buf.root.inputs[0] if buf.root.inputs else None
+    return producer is not None and writes_dram_only(producer, banks)
+
+
+def feeds_dram_path_conv(buf: Buffer, banks: int) -> bool:
+    """A conv kept on its DRAM path reads the buffer (ir/placements.py conv_all_in_l1)."""
+    return any(node.op in CONV_OPS and node.inputs and node.inputs[0] is member and not _on_l1_path(node, banks)
+               for member in buf.members for node in member.outputs)
+
+
+def _on_l1_path(node, banks: int) -> bool:
+    """conv2d may take its all-in-L1 path (conv_transpose2d never does here)."""
+    if node.op != "conv2d":
+        return False
+    x = node.inputs[0]
+    l1 = layout_of(x).with_(buffer="l1", memory_layout="interleaved")
+    return conv_all_in_l1(node.attrs, bytes_per_bank(x.shape, l1, banks))
+
+
+def placer(bufs: list[Buffer], chosen: dict):
+    """The layout each tensor gets when the buffers in `chosen` (id(root) -> L1 layout) are in L1 and the
+    others in DRAM: what place-memory will write."""
+    roots = {id(m): buf.root for buf in bufs for m in buf.members}
+
+    def placed(tensor):
+        layout = layout_of(tensor)
+        if layout is None or not layout.on_device:
+            return layout
+        root = roots.get(id(tensor))
+        layout_in_l1 = chosen.get(id(root)) if root is not None else None
+        return member_layout(layout, layout_in_l1)
+    return placed
+
+
+def member_layout(layout: TTNNLayout, chosen) -> TTNNLayout:
+    """The layout of one member of a buffer placed at `chosen` (None: DRAM).  Views share the buffer's
+    placement; sharded buffers have no views (sharding.py), so a sharded member takes the chosen layout."""
+    if chosen is None:
+        return layout.with_(buffer="dram", memory_layout="interleaved")
+    if chosen.memory_layout == "interleaved":
+        return layout.with_(buffer="l1", memory_layout="interleaved")
+    return chosen

@@ -1,0 +1,53 @@
+"""A model of ttnn's L1 allocator, replayed over a plan: the check that the buffers a policy put in L1 also
+find contiguous room, not only enough bytes in total.
+
+The real allocator gives every L1 buffer the same range of addresses in every bank, taken top-down, first
+fit, and frees it at the buffer's deallocation (docs/ttnn-facts.md section 2, "Placement").  The replay
+walks the schedule: at each index it places the buffers born there (in plan order), then frees those whose
+last use it is (weights are never freed).  A buffer that finds no block is demoted to DRAM.
+"""
+from __future__ import annotations
+
+
+def replay(items: list, capacity: int) -> tuple[list, int]:
+    """The items (with `first`, `last`, `reserved` bytes per bank and `buf.is_param`) that find no block in
+    `capacity` bytes per bank, and the peak bytes per bank in use."""
+    starts: dict[int, list] = {}
+    ends: dict[int, list] = {}
+    for item in items:
+        starts.setdefault(item.first, []).append(item)
+        ends.setdefault(item.last, []).append(item)
+    free = [(0, capacity)]  # (offset from the bank top, length), sorted by offset
+    where: dict[int, tuple] = {}
+    demoted = []
+    used = peak = 0
+    for index in sorted(set(starts) | set(ends)):
+        for item in starts.get(index, []):
+            for k, (offset, length) in enumerate(free):
+                if length >= item.reserved:
+                    where[id(item)] = (offset, item.reserved)
+                    free[k] = (offset + item.reserved, length - item.reserved)
+                    used += item.reserved
+                    peak = max(peak, used)
+                    break
+            else:
+                demoted.append(item)
+        for item in ends.get(index, []):
+            if id(item) in where and not item.buf.is_param:
+                free = _release(free, *where.pop(id(item)))
+                used -= item.reserved
+    return demoted, peak
+
+
+def _release(free: list, offset: int, length: int) -> list:
+    """The free list with the block at `offset` given back, merged with its free neighbours."""
+    blocks = sorted(free + [(offset, length)])
+    merged = []
+    for start, size in blocks:
+        if size == 0:
+            continue
+        if merged and merged[-1][0] + merged[-1][1] == start:
+            merged[-1] = (merged[-1][0], merged[-1][1] + size)
+        else:
+            merged.append((start, size))
+    return merged

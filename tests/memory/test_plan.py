@@ -1,0 +1,64 @@
+"""memory/plan.py: plan_memory is a pure analysis; its plan names every tensor's layout, the moves to insert
+and, for every buffer, the reason for its placement."""
+from __future__ import annotations
+
+from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.memory.plan import plan_memory
+from tests.memory.memory_models import chain, conv_model, run_pipeline, shared_weight_model
+
+
+def _snapshot(graph):
+    """Everything a plan could touch: the schedule, each node's tensors, each tensor's consumers and layout."""
+    tensors = {id(t): t for n in graph.nodes for t in list(n.inputs) + list(n.outputs)}
+    return ([id(n) for n in graph.nodes], [[id(t) for t in n.inputs] for n in graph.nodes],
+            {k: ([id(c) for c in t.outputs], layout_of(t)) for k, t in tensors.items()})
+
+
+def test_plan_changes_nothing_in_the_graph_even_while_it_plans_moves():
+    module, ctx = run_pipeline(conv_model(True), passes="decompose-layouts")
+    before = _snapshot(module.graph)
+    plan = plan_memory(module.graph, ctx.device, "auto")
+    assert plan.moves  # the plan moved the conv output, in its planning view only
+    assert _snapshot(module.graph) == before
+    assert not [n for n in module.graph.nodes if n.op == "to_memory_config"]
+
+
+def test_plan_moves_a_conv_output_read_twice_and_says_why():
+    module, ctx = run_pipeline(conv_model(True), passes="decompose-layouts")
+    plan = plan_memory(module.graph, ctx.device, "auto")
+    conv = next(n for n in module.graph.nodes if n.op == "conv2d").outputs[0]
+    assert [move.tensor for move in plan.moves] == [conv]
+    assert plan.moves[0].layout.buffer == "l1" and plan.moves[0].layout.dtype == layout_of(conv).dtype
+    assert plan.reasons[conv] == ("DRAM: producer conv2d writes DRAM only (conv on its DRAM path); "
+                                  "its readers read a copy in L1")
+    copy = plan.moves[0].reason
+    assert "(moved out of DRAM after conv2d: its readers read " in copy and "fewer DRAM bytes)" in copy
+    notes = plan.notes()
+    assert notes["moves"] == plan.moves and notes["reasons"] is plan.reasons and notes["moves_to_l1"] == 1
+
+
+def test_plan_gives_a_layout_for_every_device_tensor_and_a_reason_for_every_buffer():
+    module, ctx = run_pipeline(chain((1, 1, 2048, 64)), passes="decompose-layouts")
+    plan = plan_memory(module.graph, ctx.device, "auto")
+    device = [t for n in module.graph.nodes for t in n.outputs if layout_of(t) is not None and layout_of(t).on_device]
+    assert {id(t) for t, _ in plan.layouts} == {id(t) for t in device}
+    relu = next(n for n in module.graph.nodes if n.op == "relu").outputs[0]
+    assert plan.reasons[relu].startswith("height-sharded 8x8: modelled time -")
+    assert (plan.l1_buffers, plan.sharded_buffers, plan.dram_buffers) == (len(device), 3, 0)
+
+
+def _weight_reasons(model, policy="auto"):
+    module, ctx = run_pipeline(model, passes="decompose-layouts")
+    plan = plan_memory(module.graph, ctx.device, policy)
+    return [plan.reasons[n.outputs[0]] for n in module.graph.nodes
+            if n.op == "from_torch" and n.attrs.get("_param")]
+
+
+def test_weights_stay_in_dram_unless_small_and_read_twice_and_the_plan_says_why(mlp_path):
+    # 512x512 bf16: 256 tiles over 64 banks, 8192 B per bank
+    assert _weight_reasons(shared_weight_model(512)) == ["DRAM: weight, not small (8192 B per bank > 2048)"]
+    # 64x64: 4 tiles, one per bank at most, read by both matmuls
+    assert _weight_reasons(shared_weight_model(64)) == [
+        "L1 interleaved: small weight read 2 times, saves 16384 DRAM bytes"]
+    assert set(_weight_reasons(mlp_path)) == {"DRAM: weight read once"}  # each MLP weight has one reader
+    assert _weight_reasons(shared_weight_model(64), "l1") == ["DRAM: weight (the l1 policy keeps weights in DRAM)"]

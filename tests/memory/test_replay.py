@@ -1,0 +1,31 @@
+"""memory/replay.py: the model of ttnn's top-down first-fit L1 allocator the plans are replayed on."""
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.liveness import Buffer
+from onnx2ttnn.memory.buffers import BufferFacts
+from onnx2ttnn.memory.replay import replay
+
+
+def _item(name, first, last, size, is_param=False):
+    root = gs.Variable(name, dtype=np.float32, shape=[1])
+    return BufferFacts(Buffer(root, first, last, [root], is_param=is_param), first, last, None, size, size, 1, [])
+
+
+def test_replay_demotes_a_buffer_the_fragmented_allocator_cannot_place():
+    """Three buffers of 1, 1 and 2 units: freeing the first leaves two 1-unit holes, no room for 2 contiguous."""
+    a, b, c, big = _item("a", 0, 1, 1), _item("b", 0, 5, 1), _item("c", 0, 5, 1), _item("big", 2, 3, 2)
+    # budget 4: a, b, c take units 0..2; a frees unit 0; free: unit 0 and unit 3, not 2 contiguous
+    demoted, peak = replay([a, b, c, big], capacity=4)
+    assert demoted == [big]
+    assert peak == 3
+
+
+def test_replay_reuses_a_freed_block_and_never_frees_weights():
+    weight, a, b = _item("w", 0, 1, 2, is_param=True), _item("a", 0, 1, 2), _item("b", 2, 3, 2)
+    demoted, peak = replay([weight, a, b], capacity=4)
+    assert demoted == [] and peak == 4  # b takes a's block once a is freed at 1
+    demoted, _ = replay([weight, a, b, _item("c", 2, 3, 2)], capacity=4)
+    assert [item.buf.root.name for item in demoted] == ["c"]  # the weight still holds its block
