@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.ir.dtypes import UPLOAD_TORCH_DTYPE
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import ANY, HOST, ROW_MAJOR, SAME, TILE, node_input_layout
 from onnx2ttnn.passes.base import Pass, PassContext
 
 PAGE_REF = {TILE: TTNNRef("TILE_LAYOUT"), ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
-# the torch dtype a host fallback's result is cast to before from_torch uploads it as the layout's dtype
 # comparisons: the mask comes back in input a's dtype unless `dtype=` asks for another
 COMPARISONS = ("eq", "ne", "gt", "ge", "lt", "le")
-UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
-                      "u8": "uint8", "bfp8": "float32"}
 
 
 class DecomposeLayouts(Pass):
