@@ -65,8 +65,11 @@ def main() -> None:
 @click.option("--emit-ir", "emit_ir", help="also write the annotated IR as ONNX (opens in Netron)")
 @click.option("--print-pipeline", is_flag=True, help="print the passes in order and exit")
 @click.option("--dump-ir-after", multiple=True, metavar="PASS", help="write the IR after PASS (repeatable)")
+@click.option("--verify-each", "verify_each", is_flag=True,
+              help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
+                   "the generated program is the same")
 def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit_ir, print_pipeline,
-            dump_ir_after):
+            dump_ir_after, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -92,7 +95,7 @@ def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit
     try:
         result = run_convert(model, output, input_shapes=shapes, device=device,
                              memory=memory, dtype=dtype, fallback=not no_fallback,
-                             dump_ir_after=tuple(dump_ir_after),
+                             dump_ir_after=tuple(dump_ir_after), **({"verify_each": True} if verify_each else {}),
                              dump_dir=os.path.dirname(os.path.abspath(output)),
                              progress=lambda name: click.echo(f"  {name} ...", err=True))
         if emit_ir:

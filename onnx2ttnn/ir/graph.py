@@ -80,6 +80,7 @@ class Module:
     inputs: list[TensorSpec] = field(default_factory=list)
     outputs: list[TensorSpec] = field(default_factory=list)
     notes: dict = field(default_factory=dict)  # pass -> summary numbers for the CLI
+    passes_run: list[str] = field(default_factory=list)  # in order (the IR verifier checks their contracts)
 
 
 def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:
