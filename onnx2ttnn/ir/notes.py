@@ -6,7 +6,8 @@ type (a typing annotation; a `Literal` lists the allowed values of an enum), wha
 carry it, who writes it and who reads it.  The IR verifier (ir/verify_ir.py) rejects a note nobody
 declared, one of the wrong type and one on an op that may not carry it; `note()` reads a declared note.
 Writers and readers are pipeline stages: a pass name (onnx2ttnn convert --print-pipeline), or `emit` (the
-program writer), `convert` (the conversion summary) or `report` (onnx2ttnn report).
+program writer), `convert` (the conversion summary), `report` (onnx2ttnn report) or `ir-dump` (--emit-ir and
+--dump-ir-after, which show every note).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, ROW_MAJOR, TILE
 
 LOWER, LAYOUTS, DECOMPOSE = "lower-to-ttnn", "assign-layouts", "decompose-layouts"
 PLACE, DEALLOCS, MEMCFG, REUSE = "place-memory", "insert-deallocs", "memory-config", "reuse-conv-weights"
-CONSUMERS = ("emit", "convert", "report")  # stages after the pipeline that read notes
+CONSUMERS = ("emit", "convert", "report", "ir-dump")  # stages after the pipeline that read notes
 
 TorchDtype = Literal[TORCH_DTYPES]
 Shape = tuple[int, ...]
@@ -59,7 +60,7 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("input", str, "the graph input this upload reads (uploads nobody reads are dropped)",
          (LOWER,), (LOWER,), ops=("from_torch",)),
     Note("output", str, "the graph output this download (or host fallback's result) returns",
-         (LOWER,), ("emit",), ops=("to_torch", HOST_OUTPUT)),
+         (LOWER,), ("ir-dump",), ops=("to_torch", HOST_OUTPUT)),
     Note("torch_dtype", TorchDtype, "the torch dtype the program casts a host tensor to: a download's result "
          "(its ONNX dtype, or what host fallbacks compute in), a host fallback's result before its upload",
          (LOWER, DECOMPOSE), ("emit",), ops=("to_torch", "from_torch", HOST_OUTPUT),
@@ -88,7 +89,7 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "inputs, overriding the op table's (pad asks ROW_MAJOR to pad the front)", (LOWER,),
          (LAYOUTS, DECOMPOSE)),
     Note("move", bool, "a to_memory_config the auto policy inserted (moves a DRAM-only result to L1)",
-         (PLACE,), (PLACE,), ops=("to_memory_config",)),
+         (PLACE,), ("ir-dump",), ops=("to_memory_config",)),
 )}
 
 # the one Python attribute passes put on tensors (read and written through ir/graph.layout_of / set_layout)
