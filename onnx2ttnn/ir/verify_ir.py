@@ -15,8 +15,8 @@ lower-to-ttnn: every node is a ttnn node whose op is in the op table (ir/ttnn_op
   the inputs and arguments (ir/ttnn_shapes.py), and the graph outputs have the shapes module.outputs declares.
 assign-layouts: every tensor a ttnn node reads or writes (but the program's arguments and the weights'
   host arrays) has a legal TTNNLayout (ir/layout.py rules; a sharded one fits the tensor and the device
-  grid), on the host exactly where the op puts it (downloads, host fallbacks, host weights), and all views
-  of a buffer share its placement.
+  grid), on the host exactly where the op puts or reads it (downloads, host fallbacks, host weights; to_torch
+  reads either), and all views of a buffer share its placement.
 decompose-layouts: every device input has the page layout its op needs (node_input_layout).
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
 memory-config: every op taking a memory_config has the one its output layout derives (memory_config_of).
@@ -49,6 +49,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
 }
 NOTE_DOMAINS = (TTNN_DOMAIN, "onnx2ttnn")  # ttnn nodes and fused nodes (fusion/); ONNX nodes keep the model's own
 HOST_RESULTS = ("to_torch", HOST_COMPUTE, HOST_OUTPUT)  # ops whose outputs are host tensors
+EITHER_SIDE = ("to_torch",)  # reads a device tensor or a host ttnn tensor (a host weight a fallback reads)
 MAX_SHOWN = 20  # problems listed in one error message
 # the Python attributes graphsurgeon itself gives tensors (a Variable turned Constant keeps its own too)
 _GS_ATTRIBUTES = set(vars(gs.Variable("v"))) | set(vars(gs.Constant("c", np.zeros(1))))
@@ -190,7 +191,7 @@ def _layouts(module: Module, device) -> Found:
             host = node.op in HOST_RESULTS or (node.op == "from_torch" and bool(node.attrs.get("_host")))
             if layout is not None and layout.on_device == host:
                 yield node, tensor, f"{layout} but {node.op} writes {'host' if host else 'device'} tensors here"
-        for i, tensor in enumerate(node.inputs):
+        for i, tensor in enumerate(node.inputs if node.op not in EITHER_SIDE else ()):
             layout = layout_of(tensor)
             host = node_input_layout(node, i) == HOST
             if layout is not None and layout.on_device == host:
