@@ -10,20 +10,25 @@ A pass's contract is what must hold after it, and after every later pass (CONTRA
   ones graphsurgeon gives them and the declared layout, of type TTNNLayout;
 - deallocations: no node reads a buffer (any of its views) after its `deallocate`, each buffer is
   deallocated at most once, only device buffers that are not weights are.
-lower-to-ttnn: every node is a ttnn node whose op is in the op table (ir/ttnn_ops.op_info); nodes are in
-  topological order, each tensor written once; every declared output shape equals the one ttnn computes from
-  the inputs and arguments (ir/ttnn_shapes.py), and the graph outputs have the shapes module.outputs declares.
+fold-constants: nodes are in topological order, each tensor written once (lowering walks them in order).
+lower-to-ttnn: every node is a ttnn node whose op is in the op table (ir/ttnn_ops.op_info), reading no more
+  tensors than the op takes; every declared output shape equals the one ttnn computes from the inputs and
+  arguments (ir/ttnn_shapes.py), and the graph outputs have the shapes module.outputs declares.
 assign-layouts: every tensor a ttnn node reads or writes (but the program's arguments and the weights'
   host arrays) has a legal TTNNLayout (ir/layout.py rules; a sharded one fits the tensor and the device
   grid), on the host exactly where the op puts or reads it (downloads, host fallbacks, host weights; to_torch
   reads either), and all views of a buffer share its placement.
 decompose-layouts: every device input has the page layout its op needs (node_input_layout).
+place-memory: a sharded tensor is written and read only by ops the probed facts admit for its sharding
+  (ir/placements.py: the tables, conv and matmul bounds, same padded 2-D shape), no op mixes height and width
+  shards, and ops that always write DRAM (conv_transpose2d, conv2d off its all-in-L1 path) write DRAM.
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
 memory-config: every op taking a memory_config has the one its output layout derives (memory_config_of).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Iterator, Optional, Sequence
 
 import numpy as np
@@ -32,24 +37,28 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.ir.aliases import buffer_roots
 from onnx2ttnn.ir.graph import TTNN_DOMAIN, Module, layout_of
-from onnx2ttnn.ir.layout import LayoutError, TTNNLayout, memory_config_of
+from onnx2ttnn.ir.layout import LayoutError, TTNNLayout, bytes_per_bank, memory_config_of
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.notes import NOTES, TENSOR_NOTES, problem
-from onnx2ttnn.ir.placements import physical_2d
+from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, WIDTH_SHARDING, conv_all_in_l1, conv_reads_height_sharded,
+                                     matmul_reads_height_sharded, physical_2d)
 from onnx2ttnn.ir.ttnn_ops import HOST, HOST_COMPUTE, HOST_OUTPUT, ROW_MAJOR, SAME, TILE, node_input_layout, op_info
 from onnx2ttnn.ir.ttnn_shapes import ShapeError, inferred_shapes
 
 ALWAYS = ("notes", "deallocations")
 CONTRACTS: dict[str, tuple[str, ...]] = {
-    "lower-to-ttnn": ("ttnn-ops", "schedule", "shapes"),
+    "fold-constants": ("schedule",),
+    "lower-to-ttnn": ("ttnn-ops", "shapes"),
     "assign-layouts": ("layouts",),
     "decompose-layouts": ("pages",),
+    "place-memory": ("placements",),
     "insert-deallocs": ("freed",),
     "memory-config": ("memory-configs",),
 }
 NOTE_DOMAINS = (TTNN_DOMAIN, "onnx2ttnn")  # ttnn nodes and fused nodes (fusion/); ONNX nodes keep the model's own
 HOST_RESULTS = ("to_torch", HOST_COMPUTE, HOST_OUTPUT)  # ops whose outputs are host tensors
 EITHER_SIDE = ("to_torch",)  # reads a device tensor or a host ttnn tensor (a host weight a fallback reads)
+SHARD_FACTS = {"height_sharded": HEIGHT_SHARDING, "width_sharded": WIDTH_SHARDING}
 MAX_SHOWN = 20  # problems listed in one error message
 # the Python attributes graphsurgeon itself gives tensors (a Variable turned Constant keeps its own too)
 _GS_ATTRIBUTES = set(vars(gs.Variable("v"))) | set(vars(gs.Constant("c", np.zeros(1))))
@@ -135,9 +144,14 @@ def _ttnn_ops(module: Module, device) -> Found:
             yield node, None, f"is not a ttnn node (domain {node.domain!r}) after lowering"
             continue
         try:
-            op_info(node.op)
+            info = op_info(node.op)
         except KeyError as exc:
             yield node, None, str(exc.args[0])
+            continue
+        slots = [p for p in info.inputs if p not in node.attrs]  # an argument given as a value takes its slot
+        if not info.variadic_input and len(node.inputs) > len(slots):
+            yield node, None, (f"reads {len(node.inputs)} tensors but ttnn.{node.op} takes {len(slots)} here "
+                               f"({', '.join(slots) or 'none'}): the emitter would drop the rest")
 
 
 def _schedule(module: Module, device) -> Found:
@@ -145,14 +159,14 @@ def _schedule(module: Module, device) -> Found:
     written = {id(t) for t in graph.inputs}
     for node in graph.nodes:
         for tensor in node.inputs:
-            if not isinstance(tensor, gs.Constant) and id(tensor) not in written:
+            if tensor.name and not isinstance(tensor, gs.Constant) and id(tensor) not in written:
                 yield node, tensor, "reads a tensor no earlier node writes (not in topological order?)"
         for tensor in node.outputs:
             if id(tensor) in written:
                 yield node, tensor, "writes a tensor already written"
             written.add(id(tensor))
     for tensor in graph.outputs:
-        if id(tensor) not in written:
+        if not isinstance(tensor, gs.Constant) and id(tensor) not in written:
             yield None, tensor, "graph output that no node writes"
 
 
@@ -247,6 +261,51 @@ def _pages(module: Module, device) -> Found:
                 yield node, tensor, f"input {i} is {layout.page} but ttnn.{node.op} needs {need} here"
 
 
+def _placements(module: Module, device) -> Found:
+    for node in module.graph.nodes:
+        kinds = {layout_of(t).memory_layout for t in list(node.inputs) + list(node.outputs)
+                 if layout_of(t) is not None and layout_of(t).memory_layout in SHARD_FACTS}
+        if len(kinds) > 1:
+            yield node, None, f"mixes {' and '.join(sorted(kinds))} tensors (ops were probed with one kind)"
+        for tensor in node.outputs:
+            layout = layout_of(tensor)
+            if layout is not None and layout.buffer != "dram" and _writes_dram_only(node, device):
+                yield node, tensor, f"{layout} but ttnn.{node.op} writes DRAM here whatever memory_config says"
+            if layout is not None and layout.memory_layout not in (None, "interleaved"):
+                yield from _shard_readers(node, tensor, layout)
+
+
+def _writes_dram_only(node: gs.Node, device) -> bool:
+    if node.op == "conv2d" and device is not None:  # off its all-in-L1 path (ir/placements.conv_all_in_l1)
+        x = node.inputs[0]
+        l1 = layout_of(x).with_(buffer="l1", memory_layout="interleaved")
+        return not conv_all_in_l1(node.attrs, bytes_per_bank(x.shape, l1, device.cores))
+    return op_info(node.op).output_buffer == "dram"
+
+
+def _shard_readers(producer: gs.Node, tensor: gs.Tensor, layout: TTNNLayout) -> Found:
+    """The producer and every reader of a sharded tensor accept it (ir/placements.py facts)."""
+    table = SHARD_FACTS.get(layout.memory_layout, {})
+    facts = table.get(producer.op)
+    if facts is None or not facts.output or not layout.is_tile:
+        yield producer, tensor, f"{layout}: ttnn.{producer.op} does not write it (ir/placements.py)"
+    for reader in tensor.outputs:
+        for index in [i for i, t in enumerate(reader.inputs) if t is tensor]:
+            facts = table.get(reader.op)
+            refused = facts is None or index not in facts.inputs
+            if reader.op == "conv2d":
+                refused = refused or not conv_reads_height_sharded(reader.attrs)
+            if reader.op in ("matmul", "linear") and index == 0 and not refused:
+                other = reader.inputs[1].shape if len(reader.inputs) > 1 else []
+                refused = not matmul_reads_height_sharded(tensor.shape, layout, b_batched=math.prod(other[:-2]) > 1)
+            if not refused and facts.same_shape_inputs and reader.outputs:
+                out = layout_of(reader.outputs[0])
+                refused = out is None or physical_2d(reader.outputs[0].shape, out) != physical_2d(tensor.shape, layout)
+            if refused:
+                yield reader, tensor, f"input {index} is {layout}, which ttnn.{reader.op} does not read " \
+                                      "(ir/placements.py)"
+
+
 def _deallocations(module: Module, device) -> Found:
     graph = module.graph
     if not any(node.op == "deallocate" for node in graph.nodes):
@@ -293,5 +352,5 @@ def _memory_configs(module: Module, device) -> Found:
 
 
 CHECKS = {"notes": _notes, "deallocations": _deallocations, "ttnn-ops": _ttnn_ops, "schedule": _schedule,
-          "shapes": _shapes, "layouts": _layouts, "pages": _pages, "freed": _freed,
+          "shapes": _shapes, "layouts": _layouts, "pages": _pages, "placements": _placements, "freed": _freed,
           "memory-configs": _memory_configs}

@@ -154,8 +154,29 @@ def test_a_view_placed_apart_from_its_buffer_and_a_shard_that_does_not_fit(cnn_p
         run_with_plant(mlp_path, "place-memory", narrow_shard, memory="dram")
 
 
+def test_a_shard_an_op_does_not_read_and_an_extra_input(mlp_path):
+    def shard_softmax_input(module):  # neither linear nor softmax is probed with width shards
+        head = next(n for n in module.graph.nodes if n.op == "linear" and n.outputs[0].name == "logits")
+        out = head.outputs[0]
+        set_layout(out, TTNNLayout("tile", "bf16", "l1", "width_sharded", grid=(1, 1), shard=(32, 32)))
+    with pytest.raises(IRVerificationError, match="after pass 'place-memory'") as err:
+        run_with_plant(mlp_path, "place-memory", shard_softmax_input, memory="dram")
+    text = "\n".join(err.value.problems)
+    assert "[placements] node 11 ttnn.linear (from 'head'), tensor 'logits': tile<bf16> l1 width_sharded grid=1x1 " \
+           "shard=32x32: ttnn.linear does not write it (ir/placements.py)" in text
+    assert "ttnn.softmax (from 'softmax'), tensor 'logits': input 0 is tile<bf16> l1 width_sharded" in text
+
+    def extra_input(module):
+        relu = first(module, "relu")
+        relu.inputs.append(relu.inputs[0])
+    with pytest.raises(IRVerificationError, match=r"ttnn.relu \(from 'relu1'\): reads 2 tensors but ttnn.relu takes 1 "
+                                                  r"here \(input_tensor\): the emitter would drop the rest"):
+        run_with_plant(mlp_path, "lower-to-ttnn", extra_input)
+
+
 def test_contracts_accumulate_pass_by_pass():
-    assert contracts_after(["fold-constants"]) == ("notes", "deallocations")
+    assert contracts_after(["remove-identities"]) == ("notes", "deallocations")
+    assert contracts_after(["fold-constants", "remove-identities"]) == ("notes", "deallocations", "schedule")
     after_all = contracts_after([p.name for p in build_pipeline()])
     assert set(after_all) == {"notes", "deallocations"} | {c for cs in CONTRACTS.values() for c in cs}
     assert set(CONTRACTS) <= {p.name for p in build_pipeline()}
