@@ -71,7 +71,7 @@ _UNARY = tuple(name for name, info in OPS.items() if info.inputs == ("input_tens
 
 @_rule(*_SAME, *_UNARY)
 def _same(node, shapes):
-    return shapes[0] if len(shapes) == 1 else None
+    return shapes[0]  # (the norms' weight and bias inputs broadcast over it)
 
 
 @_rule("add", "subtract", "multiply", "divide", "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le",

@@ -28,6 +28,7 @@ memory-config: every op taking a memory_config has the one its output layout der
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Iterator, Optional, Sequence
 
@@ -215,10 +216,9 @@ def _layouts(module: Module, device) -> Found:
 
 def _illegal(tensor: gs.Tensor, layout: TTNNLayout, device) -> Optional[str]:
     """Why a layout is not legal for this tensor (None when it is)."""
-    try:
-        TTNNLayout(**dataclasses.asdict(layout))
-    except (LayoutError, TypeError) as exc:
-        return f"illegal layout {layout}: {exc}"
+    broken = _broken(layout)
+    if broken:
+        return f"illegal layout {layout}: {broken}"
     if layout.memory_layout in (None, "interleaved"):
         return None
     height, width = physical_2d(tensor.shape, layout)
@@ -232,6 +232,16 @@ def _illegal(tensor: gs.Tensor, layout: TTNNLayout, device) -> Optional[str]:
     if device is not None and (gx > device.grid_x or gy > device.grid_y):
         return f"{layout} needs more cores than {device.name}'s {device.grid_x}x{device.grid_y}"
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _broken(layout: TTNNLayout) -> str:
+    """The rule of ir/layout.py a layout breaks ("" when none): rebuilt, it runs the checks again."""
+    try:
+        dataclasses.replace(layout)
+    except (LayoutError, TypeError) as exc:
+        return str(exc)
+    return ""
 
 
 def _views(graph: gs.Graph) -> Found:

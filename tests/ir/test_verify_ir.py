@@ -154,6 +154,17 @@ def test_a_view_placed_apart_from_its_buffer_and_a_shard_that_does_not_fit(cnn_p
         run_with_plant(mlp_path, "place-memory", narrow_shard, memory="dram")
 
 
+def test_a_layout_that_breaks_the_layout_rules(mlp_path):
+    def plant(module):  # a layout built around TTNNLayout's own checks: bfloat8_b in ROW_MAJOR pages
+        layout = layout_of(first(module, "relu").outputs[0]).with_(dtype="bf16")
+        object.__setattr__(layout, "page", "row_major")
+        object.__setattr__(layout, "dtype", "bfp8")
+        set_layout(first(module, "relu").outputs[0], layout)
+    with pytest.raises(IRVerificationError, match=r"tensor 'a1': illegal layout row_major<bfp8> dram interleaved: "
+                                                  r"bfloat8_b exists only in TILE layout"):
+        run_with_plant(mlp_path, "assign-layouts", plant)
+
+
 def test_a_shard_an_op_does_not_read_and_an_extra_input(mlp_path):
     def shard_softmax_input(module):  # neither linear nor softmax is probed with width shards
         head = next(n for n in module.graph.nodes if n.op == "linear" and n.outputs[0].name == "logits")
