@@ -18,48 +18,47 @@ assign-layouts: every tensor a ttnn node reads or writes (but the program's argu
   host arrays) has a legal TTNNLayout (ir/layout.py rules; a sharded one fits the tensor and the device
   grid), on the host exactly where the op puts or reads it (downloads, host fallbacks, host weights; to_torch
   reads either), and all views of a buffer share its placement.
-decompose-layouts: every device input has the page layout its op needs (node_input_layout).
-place-memory: a sharded tensor is written and read only by ops the probed facts admit for its sharding
-  (ir/placements.py: the tables, conv and matmul bounds, same padded 2-D shape), no op mixes height and width
-  shards, and ops that always write DRAM (conv_transpose2d, conv2d off its all-in-L1 path) write DRAM.
+decompose-layouts: every device input has the page layout its op needs (node_input_layout); the `dtype` and
+  `layout` arguments of uploads, conversions and embeddings are the ones their output layouts call for.
+place-memory: sharded tensors only where the probed op facts admit them, DRAM-only ops writing DRAM
+  (ir/verify_placements.py).
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
-memory-config: every op taking a memory_config has the one its output layout derives (memory_config_of).
+memory-config: every op taking a memory_config has the one its output layout derives (ir/verify_placements.py).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.ir.aliases import buffer_roots
-from onnx2ttnn.ir.graph import TTNN_DOMAIN, Module, layout_of
-from onnx2ttnn.ir.layout import LayoutError, TTNNLayout, bytes_per_bank, memory_config_of
+from onnx2ttnn.ir.graph import TTNN_DOMAIN, Module, TTNNRef, layout_of
+from onnx2ttnn.ir.layout import LayoutError, TTNNLayout
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.notes import NOTES, TENSOR_NOTES, problem
-from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, WIDTH_SHARDING, conv_all_in_l1, conv_reads_height_sharded,
-                                     matmul_reads_height_sharded, physical_2d)
+from onnx2ttnn.ir.placements import physical_2d
 from onnx2ttnn.ir.ttnn_ops import HOST, HOST_COMPUTE, HOST_OUTPUT, ROW_MAJOR, SAME, TILE, node_input_layout, op_info
 from onnx2ttnn.ir.ttnn_shapes import ShapeError, inferred_shapes
+from onnx2ttnn.ir.verify_placements import Found, memory_configs, placements
 
 ALWAYS = ("notes", "deallocations")
 CONTRACTS: dict[str, tuple[str, ...]] = {
     "fold-constants": ("schedule",),
     "lower-to-ttnn": ("ttnn-ops", "shapes"),
     "assign-layouts": ("layouts",),
-    "decompose-layouts": ("pages",),
+    "decompose-layouts": ("pages", "conversions"),
     "place-memory": ("placements",),
     "insert-deallocs": ("freed",),
     "memory-config": ("memory-configs",),
 }
 NOTE_DOMAINS = (TTNN_DOMAIN, "onnx2ttnn")  # ttnn nodes and fused nodes (fusion/); ONNX nodes keep the model's own
 HOST_RESULTS = ("to_torch", HOST_COMPUTE, HOST_OUTPUT)  # ops whose outputs are host tensors
+CONVERSIONS = ("from_torch", "to_layout", "typecast", "embedding")  # their dtype / layout arguments follow layouts
 EITHER_SIDE = ("to_torch",)  # reads a device tensor or a host ttnn tensor (a host weight a fallback reads)
-SHARD_FACTS = {"height_sharded": HEIGHT_SHARDING, "width_sharded": WIDTH_SHARDING}
 MAX_SHOWN = 20  # problems listed in one error message
 # the Python attributes graphsurgeon itself gives tensors (a Variable turned Constant keeps its own too)
 _GS_ATTRIBUTES = set(vars(gs.Variable("v"))) | set(vars(gs.Constant("c", np.zeros(1))))
@@ -104,9 +103,6 @@ def _node_text(node: gs.Node, index: dict) -> str:
     if node.domain == TTNN_DOMAIN:
         return f"node {index.get(id(node), '?')} ttnn.{node.op} (from {node.attrs.get('_source', '')!r})"
     return f"node {index.get(id(node), '?')} {node.op} {node.name!r}"
-
-
-Found = Iterator[tuple[Optional[gs.Node], Optional[gs.Tensor], str]]
 
 
 def _notes(module: Module, device) -> Found:
@@ -271,49 +267,17 @@ def _pages(module: Module, device) -> Found:
                 yield node, tensor, f"input {i} is {layout.page} but ttnn.{node.op} needs {need} here"
 
 
-def _placements(module: Module, device) -> Found:
+def _conversions(module: Module, device) -> Found:
     for node in module.graph.nodes:
-        kinds = {layout_of(t).memory_layout for t in list(node.inputs) + list(node.outputs)
-                 if layout_of(t) is not None and layout_of(t).memory_layout in SHARD_FACTS}
-        if len(kinds) > 1:
-            yield node, None, f"mixes {' and '.join(sorted(kinds))} tensors (ops were probed with one kind)"
-        for tensor in node.outputs:
-            layout = layout_of(tensor)
-            if layout is not None and layout.buffer != "dram" and _writes_dram_only(node, device):
-                yield node, tensor, f"{layout} but ttnn.{node.op} writes DRAM here whatever memory_config says"
-            if layout is not None and layout.memory_layout not in (None, "interleaved"):
-                yield from _shard_readers(node, tensor, layout)
-
-
-def _writes_dram_only(node: gs.Node, device) -> bool:
-    if node.op == "conv2d" and device is not None:  # off its all-in-L1 path (ir/placements.conv_all_in_l1)
-        x = node.inputs[0]
-        l1 = layout_of(x).with_(buffer="l1", memory_layout="interleaved")
-        return not conv_all_in_l1(node.attrs, bytes_per_bank(x.shape, l1, device.cores))
-    return op_info(node.op).output_buffer == "dram"
-
-
-def _shard_readers(producer: gs.Node, tensor: gs.Tensor, layout: TTNNLayout) -> Found:
-    """The producer and every reader of a sharded tensor accept it (ir/placements.py facts)."""
-    table = SHARD_FACTS.get(layout.memory_layout, {})
-    facts = table.get(producer.op)
-    if facts is None or not facts.output or not layout.is_tile:
-        yield producer, tensor, f"{layout}: ttnn.{producer.op} does not write it (ir/placements.py)"
-    for reader in tensor.outputs:
-        for index in [i for i, t in enumerate(reader.inputs) if t is tensor]:
-            facts = table.get(reader.op)
-            refused = facts is None or index not in facts.inputs
-            if reader.op == "conv2d":
-                refused = refused or not conv_reads_height_sharded(reader.attrs)
-            if reader.op in ("matmul", "linear") and index == 0 and not refused:
-                other = reader.inputs[1].shape if len(reader.inputs) > 1 else []
-                refused = not matmul_reads_height_sharded(tensor.shape, layout, b_batched=math.prod(other[:-2]) > 1)
-            if not refused and facts.same_shape_inputs and reader.outputs:
-                out = layout_of(reader.outputs[0])
-                refused = out is None or physical_2d(reader.outputs[0].shape, out) != physical_2d(tensor.shape, layout)
-            if refused:
-                yield reader, tensor, f"input {index} is {layout}, which ttnn.{reader.op} does not read " \
-                                      "(ir/placements.py)"
+        out = layout_of(node.outputs[0]) if node.outputs and node.op in CONVERSIONS else None
+        if out is None:
+            continue
+        wanted = {"dtype": TTNNRef(out.ttnn_dtype)} if node.op in ("from_torch", "typecast") else {}
+        if out.on_device and node.op != "typecast":
+            wanted["layout"] = TTNNRef("TILE_LAYOUT" if out.is_tile else "ROW_MAJOR_LAYOUT")
+        for name, value in wanted.items():
+            if node.attrs.get(name) != value:
+                yield node, node.outputs[0], f"{name}={node.attrs.get(name)!r} but its layout {out} calls for {value!r}"
 
 
 def _deallocations(module: Module, device) -> Found:
@@ -351,16 +315,6 @@ def _freed(module: Module, device) -> Found:
             yield buf.root.inputs[0], buf.root, "device buffer never deallocated"
 
 
-def _memory_configs(module: Module, device) -> Found:
-    for node in module.graph.nodes:
-        layout = layout_of(node.outputs[0]) if node.outputs else None
-        if not op_info(node.op).memory_config or layout is None:
-            continue
-        stored, derived = node.attrs.get("memory_config"), memory_config_of(layout)
-        if stored != derived:
-            yield node, node.outputs[0], f"memory_config {stored} but its layout {layout} derives {derived}"
-
-
 CHECKS = {"notes": _notes, "deallocations": _deallocations, "ttnn-ops": _ttnn_ops, "schedule": _schedule,
-          "shapes": _shapes, "layouts": _layouts, "pages": _pages, "placements": _placements, "freed": _freed,
-          "memory-configs": _memory_configs}
+          "shapes": _shapes, "layouts": _layouts, "pages": _pages, "conversions": _conversions,
+          "placements": placements, "freed": _freed, "memory-configs": memory_configs}

@@ -10,7 +10,7 @@ from onnx2ttnn import convert
 from onnx2ttnn.cli import main
 from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.ir.aliases import is_view
-from onnx2ttnn.ir.graph import layout_of, set_layout
+from onnx2ttnn.ir.graph import TTNNRef, layout_of, set_layout
 from onnx2ttnn.ir.layout import TTNNLayout
 from onnx2ttnn.ir.notes import problem
 from onnx2ttnn.ir.verify_ir import CONTRACTS, IRVerificationError, contracts_after, verify_ir
@@ -90,8 +90,8 @@ def _move_before_last_reader(module):
 def test_a_use_after_deallocate(cnn_path):
     with pytest.raises(IRVerificationError, match="after pass 'insert-deallocs'") as err:
         run_with_plant(cnn_path, "insert-deallocs", _move_before_last_reader)
-    assert err.value.problems == ["[deallocations] node 2 ttnn.permute (from 'stem.conv'), tensor 'image_dev': reads "
-                                  "buffer 'image_dev' after its deallocate (node 1)"]
+    assert err.value.problems == [("[deallocations] node 2 ttnn.permute (from 'stem.conv'), tensor 'image_dev': "
+                                   "reads buffer 'image_dev' after its deallocate (node 1)")]
 
 
 def test_a_double_deallocate_and_a_leak(cnn_path):
@@ -136,6 +136,15 @@ def test_a_page_layout_the_op_cannot_read(cnn_path):
         run_with_plant(cnn_path, "decompose-layouts", plant)
     assert any("[pages]" in p and "ttnn.add (from 'residual'), tensor 'pool1': input 0 is row_major but ttnn.add "
                "needs tile here" in p for p in err.value.problems)
+
+
+def test_a_conversion_argument_its_layout_does_not_call_for(mlp_path):
+    def plant(module):
+        first(module, "from_torch").attrs["dtype"] = TTNNRef("float32")
+    with pytest.raises(IRVerificationError, match=r"after pass 'place-memory'(.|\n)*\[conversions\] node 0 "
+                                                  r"ttnn.from_torch \(from 'input x'\), tensor 'x_dev': dtype=ttnn.float32 "
+                                                  r"but its layout tile<bf16> dram interleaved calls for ttnn.bfloat16"):
+        run_with_plant(mlp_path, "place-memory", plant, memory="dram")
 
 
 def test_a_view_placed_apart_from_its_buffer_and_a_shard_that_does_not_fit(cnn_path, mlp_path):
