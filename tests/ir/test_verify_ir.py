@@ -143,8 +143,8 @@ def test_a_conversion_argument_its_layout_does_not_call_for(mlp_path):
         first(module, "from_torch").attrs["dtype"] = TTNNRef("float32")
     with pytest.raises(IRVerificationError, match="after pass 'place-memory'") as err:
         run_with_plant(mlp_path, "place-memory", plant, memory="dram")
-    assert err.value.problems == [("[conversions] node 0 ttnn.from_torch (from 'input x'), tensor 'x_dev': "
-                                   "dtype=ttnn.float32 but its layout tile<bf16> dram interleaved calls for ttnn.bfloat16")]
+    assert err.value.problems == [("[conversions] node 0 ttnn.from_torch (from 'input x'), tensor 'x_dev': dtype="
+                                   "ttnn.float32 but its layout tile<bf16> dram interleaved calls for ttnn.bfloat16")]
 
 
 def test_a_view_placed_apart_from_its_buffer_and_a_shard_that_does_not_fit(cnn_path, mlp_path):
