@@ -75,9 +75,9 @@ class PassManager:
             p.run(module, ctx)
             ctx.timings.append((p.name, time.perf_counter() - start))
             module.passes_run.append(p.name)
-            if ctx.options.verify_each:
-                verify_ir(module, p.name, module.passes_run, ctx.device)
-            if p.name in ctx.options.dump_ir_after:
+            if p.name in ctx.options.dump_ir_after:  # (before verifying: a broken IR can be looked at)
                 from onnx2ttnn.emit.ir_dump import write_ir
 
                 write_ir(module, os.path.join(ctx.options.dump_dir, f"ir_after_{p.name}.onnx"))
+            if ctx.options.verify_each:
+                verify_ir(module, p.name, module.passes_run, ctx.device)
