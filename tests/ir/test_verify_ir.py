@@ -162,6 +162,13 @@ def test_a_view_placed_apart_from_its_buffer_and_a_shard_that_does_not_fit(cnn_p
                                                   r"does not fit the tensor's 32x128"):
         run_with_plant(mlp_path, "place-memory", narrow_shard, memory="dram")
 
+    def too_few_cores(module):  # what tests/real_ttnn/test_planted_errors.py shows real ttnn refusing at run time
+        a1 = first(module, "relu").outputs[0]
+        set_layout(a1, layout_of(a1).with_(buffer="l1", memory_layout="width_sharded", grid=(1, 2), shard=(32, 32)))
+    with pytest.raises(IRVerificationError, match=r"tensor 'a1': tile<bf16> l1 width_sharded grid=1x2 shard=32x32 "
+                                                  r"does not fit the tensor's 32x128"):
+        run_with_plant(mlp_path, "place-memory", too_few_cores, memory="l1")
+
 
 def test_a_layout_that_breaks_the_layout_rules(mlp_path):
     def plant(module):  # a layout built around TTNNLayout's own checks: bfloat8_b in ROW_MAJOR pages
