@@ -17,8 +17,8 @@ from typing import Any, Literal, Optional, Union, get_args, get_origin
 import numpy as np
 
 from onnx2ttnn.ir.dtypes import TORCH_DTYPES
-from onnx2ttnn.ir.layout import DTYPES, TTNNLayout
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, ROW_MAJOR, TILE
+from onnx2ttnn.ir.layout import DTYPES, PAGE_LAYOUTS, TTNNLayout
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT
 
 LOWER, LAYOUTS, DECOMPOSE = "lower-to-ttnn", "assign-layouts", "decompose-layouts"
 PLACE, DEALLOCS, MEMCFG, REUSE = "place-memory", "insert-deallocs", "memory-config", "reuse-conv-weights"
@@ -85,7 +85,7 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("dtype", Literal[tuple(DTYPES)], "the output dtype a lowering rule pins (int32 where values may be "
          "negative, uint32 for embedding indices) instead of the one assign-layouts would choose", (LOWER,),
          (LOWER, LAYOUTS)),
-    Note("input_layouts", tuple[Literal[TILE, ROW_MAJOR], ...], "page layouts a rule asks of this call's "
+    Note("input_layouts", tuple[Literal[PAGE_LAYOUTS], ...], "page layouts a rule asks of this call's "
          "inputs, overriding the op table's (pad asks ROW_MAJOR to pad the front)", (LOWER,),
          (LAYOUTS, DECOMPOSE)),
     Note("move", bool, "a to_memory_config the auto policy inserted (moves a DRAM-only result to L1)",

@@ -12,7 +12,7 @@ from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.graph import TTNNRef, layout_of, set_layout
 from onnx2ttnn.ir.layout import TTNNLayout
-from onnx2ttnn.ir.notes import problem
+from onnx2ttnn.ir.notes import LAYOUT_ATTRIBUTE, problem
 from onnx2ttnn.ir.verify_ir import CONTRACTS, IRVerificationError, contracts_after, verify_ir
 from onnx2ttnn.options import VERIFY_EACH_ENV, Options
 from onnx2ttnn.passes import pipeline
@@ -65,7 +65,7 @@ def test_a_wrong_typed_note_and_an_undeclared_tensor_attribute(mlp_path):
 
 def test_a_ttnn_node_without_a_layout_after_assign_layouts(mlp_path):
     def plant(module):
-        del first(module, "relu").outputs[0].ttnn_layout
+        delattr(first(module, "relu").outputs[0], LAYOUT_ATTRIBUTE)
     with pytest.raises(IRVerificationError, match="after pass 'assign-layouts'") as err:
         run_with_plant(mlp_path, "assign-layouts", plant)
     assert "[layouts] node 4 ttnn.relu (from 'relu1'), tensor 'a1': has no TTNNLayout after assign-layouts" in \
