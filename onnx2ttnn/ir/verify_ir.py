@@ -81,7 +81,7 @@ class IRVerificationError(VerificationError):
 
 def contracts_after(passes_run: Sequence[str]) -> tuple[str, ...]:
     """The checks that apply once these passes have run."""
-    return ALWAYS + tuple(c for name in passes_run for c in CONTRACTS.get(name, ()))
+    return tuple(dict.fromkeys(ALWAYS + tuple(c for name in passes_run for c in CONTRACTS.get(name, ()))))
 
 
 def verify_ir(module: Module, after: str, passes_run: Sequence[str] = (), device=None) -> None:
@@ -91,10 +91,13 @@ def verify_ir(module: Module, after: str, passes_run: Sequence[str] = (), device
     index = {id(n): i for i, n in enumerate(graph.nodes)}
     problems = []
     for check in contracts_after(list(passes_run) or [after]):
-        for node, tensor, message in CHECKS[check](module, device):
-            where = _node_text(node, index) if node is not None else "graph"
-            what = f", tensor {tensor.name!r}" if tensor is not None else ""
-            problems.append(f"[{check}] {where}{what}: {message}")
+        try:
+            for node, tensor, message in CHECKS[check](module, device):
+                where = _node_text(node, index) if node is not None else "graph"
+                what = f", tensor {tensor.name!r}" if tensor is not None else ""
+                problems.append(f"[{check}] {where}{what}: {message}")
+        except Exception as exc:  # an IR so broken the check cannot walk it: still name the pass
+            problems.append(f"[{check}] cannot be checked: {type(exc).__name__}: {exc}")
     if problems:
         raise IRVerificationError(after, problems)
 

@@ -181,6 +181,15 @@ def test_a_layout_that_breaks_the_layout_rules(mlp_path):
         run_with_plant(mlp_path, "assign-layouts", plant)
 
 
+def test_a_layout_that_is_not_a_layout_is_reported_not_crashed_on(mlp_path):
+    def plant(module):
+        setattr(first(module, "relu").outputs[0], LAYOUT_ATTRIBUTE, "tile<bf16> dram interleaved")
+    with pytest.raises(IRVerificationError, match="after pass 'assign-layouts'") as err:
+        run_with_plant(mlp_path, "assign-layouts", plant)
+    assert ("[notes] node 4 ttnn.relu (from 'relu1'), tensor 'a1': layout 'tile<bf16> dram interleaved' is not a "
+            "TTNNLayout") in err.value.problems
+
+
 def test_a_shard_an_op_does_not_read_and_an_extra_input(mlp_path):
     def shard_softmax_input(module):  # neither linear nor softmax is probed with width shards
         head = next(n for n in module.graph.nodes if n.op == "linear" and n.outputs[0].name == "logits")
