@@ -68,8 +68,11 @@ def main() -> None:
               help="also write the IR after PASS next to the program, as ir_after_PASS.onnx (repeatable)")
 @click.option("--keep-failed-dumps", is_flag=True,
               help="when the conversion fails, still write the --dump-ir-after files of the passes that ran")
+@click.option("--verify-each", "verify_each", is_flag=True,
+              help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
+                   "the generated program is the same")
 def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit_ir, print_pipeline,
-            dump_ir_after, keep_failed_dumps):
+            dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -104,7 +107,7 @@ def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit
         result = run_convert(model, output, input_shapes=shapes, device=device,
                              memory=memory, dtype=dtype, fallback=not no_fallback,
                              dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
-                             keep_failed_dumps=keep_failed_dumps,
+                             keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
                              progress=lambda name: click.echo(f"  {name} ...", err=True))
         program, weights = result.write(output, ir_path=emit_ir)
     except ConversionError as exc:

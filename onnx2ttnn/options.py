@@ -1,10 +1,12 @@
 """Conversion options: one dataclass, each field with its help text."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 MEMORY_POLICIES = ("dram", "l1", "auto")
 DTYPES = ("bf16", "fp32")
+VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
 @dataclass
@@ -27,9 +29,13 @@ class Options:
                                                        "program by Conversion.write)"})
     keep_failed_dumps: bool = field(default=False, metadata={"help": "write the --dump-ir-after files of a "
                                                                      "failed conversion too (else none is kept)"})
+    verify_each: bool = field(default_factory=lambda: os.environ.get(VERIFY_EACH_ENV) == "1",
+                              metadata={"help": "check the IR after every pass (ir/verify_ir.py: declared notes, "
+                                                "layouts, shapes, deallocations); slower, off by default unless "
+                                                f"{VERIFY_EACH_ENV}=1; never changes the program"})
 
     def describe(self) -> str:
-        """One line for the generated program's header."""
+        """One line for the generated program's header (what changes the program: not dump_*, verify_each)."""
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
         text += "" if self.fallback else " fallback=off"

@@ -1,10 +1,16 @@
 """Shared fixtures: the example models, and a BERT encoder exported from transformers (random weights,
-dynamo exporter) for the end-to-end and real-ttnn tests."""
+dynamo exporter) for the end-to-end and real-ttnn tests.
+
+The whole test run checks the IR after every pass (Options.verify_each, ir/verify_ir.py): the variable is
+set before any test converts, so every conversion (in-process, the CLI's subprocesses, the zoo and the
+real-ttnn tier's programs) is verified; ONNX2TTNN_VERIFY_EACH=0 in the environment turns it off."""
 from __future__ import annotations
 
 import os
 
 import pytest
+
+os.environ.setdefault("ONNX2TTNN_VERIFY_EACH", "1")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "models")

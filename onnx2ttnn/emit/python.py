@@ -14,18 +14,21 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.emit import program_template
 from onnx2ttnn.emit.writer import CodeWriter
+from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
+from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, op_info
 
-_TORCH_DTYPES = {"float32": "float32", "float16": "float16", "float64": "float64", "int64": "int64",
-                 "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool", "int16": "int16",
-                 "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "bfloat16": "bfloat16"}
-# torch dtypes host fallbacks compute in: wide unsigned ONNX types as int64 (torch lacks their arithmetic),
-# bfloat16 as float32 (the device's bfloat16 values are exact in float32)
-_HOST_TORCH_DTYPES = dict(_TORCH_DTYPES, uint16="int64", uint32="int64", uint64="int64", bfloat16="float32")
+
+def _torch(node: gs.Node, dtype) -> str:
+    """`torch.<dtype>` for a torch dtype name lowering chose (ir/dtypes.py); any other value is a compiler bug."""
+    if dtype not in TORCH_DTYPES:
+        raise VerificationError(f"internal error: ttnn.{node.op} (from {node.attrs.get('_source', '')!r}) names "
+                                f"host dtype {dtype!r}, which is not a torch dtype (ir/dtypes.TORCH_DTYPES)")
+    return f"torch.{dtype}"
 
 
 def _upload_shape(node: gs.Node):
@@ -127,7 +130,7 @@ class PythonEmitter:
             if shape is not None:
                 first += f".reshape({literal(shape)})"
             if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
-                first += f".to(torch.{node.attrs['_torch_dtype']})"
+                first += f".to({_torch(node, node.attrs['_torch_dtype'])})"
             tensors, args = [], [first]
         if info.variadic_input:
             args.append("[" + ", ".join(self.name(t) for t in tensors) + "]")
@@ -158,12 +161,11 @@ class PythonEmitter:
             elif arg[0] == "input":
                 tensor = node.inputs[arg[1]]
                 dtype = str(np.dtype(tensor.dtype)) if not tensor.inputs and tensor.dtype is not None else ""
-                cast = _HOST_TORCH_DTYPES.get(dtype, dtype)  # a program argument, in its ONNX dtype
+                cast = HOST_COMPUTE_DTYPE.get(dtype, dtype)  # a program argument, in its ONNX dtype
                 args.append(self.name(tensor) + (f".to(torch.{cast})" if cast != dtype else ""))
             else:
                 _, dtype, shape, values = arg
-                args.append(f"torch.tensor({literal(values)}, dtype=torch.{_HOST_TORCH_DTYPES[dtype]})"
-                            f".reshape({literal(shape)})")
+                args.append(f"torch.tensor({literal(values)}, dtype={_torch(node, dtype)}).reshape({literal(shape)})")
         args += [f"{k}={literal(v)}" for k, v in argument_attrs(node).items()]
         return f"{node.attrs['_helper']}({', '.join(args)})"
 
@@ -174,17 +176,16 @@ class PythonEmitter:
             targets = ", ".join(self.name(t) for t in node.outputs)
             return f"{targets} = {self.host_call(node)}"
         if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
-            dtype = _TORCH_DTYPES.get(node.attrs["_torch_dtype"], "float32")
-            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}.to(torch.{dtype})"
-        if node.op == "to_torch":
-            table = _HOST_TORCH_DTYPES if node.attrs.get("_fallback") else _TORCH_DTYPES
-            dtype = table.get(node.attrs.get("_torch_dtype", "float32"), "float32")
+            dtype = _torch(node, node.attrs.get("_torch_dtype"))
+            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}.to({dtype})"
+        if node.op == "to_torch":  # a download, cast to the torch dtype lowering chose
+            dtype = _torch(node, node.attrs.get("_torch_dtype"))
             text = self.call(node)
             if node.attrs.get("_nhwc") is not None:  # flattened NHWC [1, 1, N*H*W, C] back to NCHW
                 text += f".reshape({literal(tuple(node.attrs['_nhwc']))}).permute(0, 3, 1, 2)"
             if node.attrs.get("_shape") is not None:
                 text += f".reshape({literal(tuple(node.attrs['_shape']))})"
-            return f"{self.name(node.outputs[0])} = {text}.to(torch.{dtype})"
+            return f"{self.name(node.outputs[0])} = {text}.to({dtype})"
         targets = ", ".join(self.name(t) for t in node.outputs)
         if node.attrs.get("return_weights_and_bias"):  # the prepared weights replace the parameters read
             prepared = [self.name(t) for t in node.inputs[1:3]] + ["_"] * (3 - len(node.inputs))

@@ -13,6 +13,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.fallback.registry import FallbackRule
+from onnx2ttnn.ir.dtypes import host_torch_dtype
 from onnx2ttnn.ir.graph import ttnn_node
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE
 from onnx2ttnn.lowering.context import LoweringContext
@@ -33,8 +34,8 @@ def lower_with_fallback(ctx: LoweringContext, node: gs.Node, rule: FallbackRule)
         value = ctx.constant(tensor)
         if value is not None:
             if value.size <= LITERAL_LIMIT:
-                args.append(("const", str(value.dtype), tuple(int(d) for d in value.shape),
-                             value.reshape(-1).tolist()))
+                dtype = host_torch_dtype(value.dtype, f"node {ctx.source!r}: constant {tensor.name!r}")
+                args.append(("const", dtype, tuple(int(d) for d in value.shape), value.reshape(-1).tolist()))
                 continue
             if value.dtype.kind in "iu" and (value.min() < INT32.min or value.max() > INT32.max):
                 raise ConversionError(f"node {ctx.source!r}: constant {tensor.name!r} holds integers outside "

@@ -1,8 +1,9 @@
 """The compiler's IR: an onnx-graphsurgeon graph plus what the passes need to know about the model.
 
 ttnn nodes are gs.Nodes in domain `ttnn` whose op is the ttnn function name and whose attributes are its
-arguments; attributes starting with `_` are compiler notes (the source ONNX node, the parameter key), never
-rendered as arguments.  Each tensor carries its TTNNLayout in the Python attribute `ttnn_layout`.
+arguments; attributes starting with `_` are compiler notes (the source ONNX node, the parameter key, ...),
+never rendered as arguments, each declared with its type in ir/notes.py.  Each tensor carries its
+TTNNLayout in the Python attribute ir/notes.LAYOUT_ATTRIBUTE, read and written through layout_of/set_layout.
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Optional
 import numpy as np
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.ir.layout import TTNNLayout
+from onnx2ttnn.ir.notes import LAYOUT_ATTRIBUTE, problem
 
 TTNN_DOMAIN = "ttnn"  # nodes that are ttnn calls (after lower-to-ttnn)
 FUSED_DOMAIN = "onnx2ttnn"  # nodes the fusion rules produce (read by the lowering rules)
@@ -78,14 +81,15 @@ class Module:
     inputs: list[TensorSpec] = field(default_factory=list)
     outputs: list[TensorSpec] = field(default_factory=list)
     notes: dict = field(default_factory=dict)  # pass -> summary numbers for the CLI
+    passes_run: list[str] = field(default_factory=list)  # in order (the IR verifier checks their contracts)
 
 
 def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:
-    return getattr(tensor, "ttnn_layout", None)
+    return getattr(tensor, LAYOUT_ATTRIBUTE, None)
 
 
 def set_layout(tensor: gs.Tensor, layout: TTNNLayout) -> None:
-    tensor.ttnn_layout = layout
+    setattr(tensor, LAYOUT_ATTRIBUTE, layout)
 
 
 def is_ttnn(node: gs.Node) -> bool:
@@ -93,10 +97,15 @@ def is_ttnn(node: gs.Node) -> bool:
 
 
 def ttnn_node(op: str, inputs: list, outputs: list, source: str = "", **attrs) -> gs.Node:
-    """A ttnn-domain node; `source` names the ONNX node it came from (for comments and --per-op)."""
+    """A ttnn-domain node; `source` names the ONNX node it came from (for comments and --per-op).  Notes
+    (`_`-prefixed attributes, None ones left out) must be declared in ir/notes.py with the value's type."""
     attrs = {k: v for k, v in attrs.items() if v is not None}
     if source:
         attrs["_source"] = source
+    for key, value in attrs.items():
+        wrong = problem(key, value, op) if key.startswith("_") else None
+        if wrong:
+            raise VerificationError(f"ttnn.{op} (from {source!r}): {wrong}")
     return gs.Node(op=op, name="", domain=TTNN_DOMAIN, attrs=attrs, inputs=inputs, outputs=outputs)
 
 

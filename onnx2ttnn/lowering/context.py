@@ -22,6 +22,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError, NotLowerable
+from onnx2ttnn.ir.dtypes import host_torch_dtype
 from onnx2ttnn.ir.graph import ttnn_node
 from onnx2ttnn.ir.names import Namespace
 
@@ -201,7 +202,8 @@ class LoweringContext:
             shape = form.nchw if form is not None else onnx_shape
             host = gs.Variable(tensor.name + "_host", dtype=np.dtype(tensor.dtype), shape=[int(d) for d in shape])
             nhwc = (form.n, form.h, form.w, form.c) if form is not None else None
-            self.nodes.append(ttnn_node("to_torch", [var], [host], self.source, _torch_dtype=str(host.dtype),
+            dtype = host_torch_dtype(host.dtype, f"node {self.source!r}: input {tensor.name!r} of the host fallback")
+            self.nodes.append(ttnn_node("to_torch", [var], [host], self.source, _torch_dtype=dtype,
                                         _nhwc=nhwc, _shape=_reshape_to(var.shape, host.shape, nhwc),
                                         _fallback=fallback))
             self._set(self._converted, key, host)

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.ir.dtypes import UPLOAD_TORCH_DTYPE
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import Page, node_input_layout, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
 PAGE_REF = {Page.TILE: TTNNRef("TILE_LAYOUT"), Page.ROW_MAJOR: TTNNRef("ROW_MAJOR_LAYOUT")}
-# the torch dtype a host fallback's result is cast to before from_torch uploads it as the layout's dtype
-UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
-                      "u8": "uint8", "bfp8": "float32"}
 
 
 class DecomposeLayouts(Pass):

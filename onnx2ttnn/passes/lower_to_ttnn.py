@@ -21,6 +21,7 @@ from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
+from onnx2ttnn.ir.dtypes import torch_dtype
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import HOST_OUTPUT
 from onnx2ttnn.lowering import lookup, lowering_versions
@@ -118,7 +119,7 @@ class LowerToTTNN(Pass):
             if computed is not None:  # a host fallback computed it: no round trip through the device
                 host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(computed.shape))
                 lctx.nodes.append(ttnn_node(HOST_OUTPUT, [computed], [host], lctx.source, _output=t.name,
-                                            _torch_dtype=str(host.dtype)))
+                                            _torch_dtype=torch_dtype(host.dtype, f"output {t.name!r}")))
                 outputs.append(host)
                 continue
             dev = lctx.value(t)
@@ -128,7 +129,7 @@ class LowerToTTNN(Pass):
             host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(shape))
             reshape = tuple(host.shape) if tuple(dev.shape) != tuple(host.shape) else None
             lctx.nodes.append(ttnn_node("to_torch", [dev], [host], lctx.source, _output=t.name,
-                                        _torch_dtype=str(host.dtype), _shape=reshape))
+                                        _torch_dtype=torch_dtype(host.dtype, f"output {t.name!r}"), _shape=reshape))
             outputs.append(host)
         return outputs
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.ir.verify_ir import verify_ir
 from onnx2ttnn.passes.assign_layouts import AssignLayouts
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
@@ -59,7 +60,8 @@ def pipeline_text() -> str:
 
 
 class PassManager:
-    """Runs the pipeline, times each pass and dumps the IR after the passes asked for."""
+    """Runs the pipeline, times each pass, dumps the IR after the passes asked for and, with
+    Options.verify_each, checks the IR after every pass (ir/verify_ir.py: the contracts of the passes run)."""
 
     def __init__(self, passes: list[Pass]) -> None:
         self.passes = passes
@@ -74,7 +76,10 @@ class PassManager:
             start = time.perf_counter()
             p.run(module, ctx)
             ctx.timings.append((p.name, time.perf_counter() - start))
-            if p.name in ctx.options.dump_ir_after:
+            module.passes_run.append(p.name)
+            if p.name in ctx.options.dump_ir_after:  # (before verifying: a broken IR can be looked at)
                 from onnx2ttnn.emit.ir_dump import ir_bytes
 
                 self.dumps[p.name] = ir_bytes(module)
+            if ctx.options.verify_each:
+                verify_ir(module, p.name, module.passes_run, ctx.device)

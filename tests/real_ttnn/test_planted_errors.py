@@ -22,7 +22,8 @@ def oversharded_program(monkeypatch, tmp_path, mlp_path) -> str:
 
     monkeypatch.setattr(place_memory.PlaceMemory, "run", plant)
     program = str(tmp_path / "oversharded_ttnn.py")
-    onnx2ttnn.convert(mlp_path, program, memory="l1").write(program)
+    # the IR verifier refuses this layout at compile time (tests/ir/test_verify_ir.py): off, so the real ttnn sees it
+    onnx2ttnn.convert(mlp_path, program, memory="l1", verify_each=False).write(program)
     return program
 
 
