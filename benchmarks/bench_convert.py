@@ -33,7 +33,7 @@ PASS_COLUMNS = (  # (timings name, column header)
     ("fold-constants", "fold"), ("remove-identities", "ident"), ("fuse-patterns", "fuse"),
     ("lower-to-ttnn", "lower"), ("simplify-ttnn", "simpl"), ("assign-layouts", "layout"),
     ("decompose-layouts", "decomp"), ("place-memory", "place"), ("insert-deallocs", "dealloc"),
-    ("memory-config", "memcfg"), ("emit", "emit"),
+    ("assign-memory-configs", "memcfg"), ("emit", "emit"),
 )
 IMPORT_COLUMNS = (("load", "load"), ("infer-shapes", "shapes"), ("graph", "graph"))
 

@@ -405,7 +405,7 @@ def test_keep_failed_dumps(work: Path):
     """--keep-failed-dumps keeps the IR dumps of the passes that ran before the failure (and only those)."""
     out_dir = work / "out"
     run = run_inprocess(["convert", "unsupported.onnx", "-o", str(out_dir / "m.py"), "--keep-failed-dumps",
-                         "--dump-ir-after", "fold-constants", "--dump-ir-after", "memory-config",
+                         "--dump-ir-after", "fold-constants", "--dump-ir-after", "assign-memory-configs",
                          "--emit-ir", str(out_dir / "ir.onnx")], work)
     assert "no ttnn lowering" in assert_clean_failure(run)
     assert sorted(p.name for p in out_dir.iterdir()) == ["ir_after_fold-constants.onnx"]
@@ -419,9 +419,9 @@ def test_print_pipeline_lists_every_pass_in_order(tmp_path: Path):
     printed = [line.split()[0] for line in run.stdout.splitlines() if line.strip()]
     expected = [name for name, _ in IMPORT_STAGES] + [p.name for p in build_pipeline()]
     assert printed == expected
-    for must in ("load", "fold-constants", "lower-to-ttnn", "insert-deallocs", "memory-config"):
+    for must in ("load", "fold-constants", "lower-to-ttnn", "insert-deallocs", "assign-memory-configs"):
         assert must in printed
-    assert printed[-1] == "memory-config"  # documented as the last pass
+    assert printed[-1] == "assign-memory-configs"  # documented as the last pass
     assert printed.index("lower-to-ttnn") < printed.index("assign-layouts") < printed.index("insert-deallocs")
     # every line explains its stage
     assert all(len(line.split(None, 1)) == 2 for line in run.stdout.splitlines() if line.strip())

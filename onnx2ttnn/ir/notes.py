@@ -21,7 +21,7 @@ from onnx2ttnn.ir.layout import DTYPES, PAGE_LAYOUTS, TTNNLayout
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT
 
 LOWER, LAYOUTS, DECOMPOSE = "lower-to-ttnn", "assign-layouts", "decompose-layouts"
-PLACE, DEALLOCS, MEMCFG, REUSE = "place-memory", "insert-deallocs", "memory-config", "reuse-conv-weights"
+PLACE, DEALLOCS, MEMCFG, REUSE = "place-memory", "insert-deallocs", "assign-memory-configs", "reuse-conv-weights"
 CONSUMERS = ("emit", "convert", "report", "ir-dump")  # stages after the pipeline that read notes
 
 TorchDtype = Literal[TORCH_DTYPES]

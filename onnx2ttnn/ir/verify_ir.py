@@ -23,7 +23,7 @@ decompose-layouts: every device input has the page layout its op needs (node_inp
 place-memory: sharded tensors only where the probed op facts admit them, DRAM-only ops writing DRAM
   (ir/verify_placements.py).
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
-memory-config: every op taking a memory_config has the one its output layout derives (ir/verify_placements.py).
+assign-memory-configs: every op taking a memory_config has the one its output layout derives (ir/verify_placements.py).
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
     "decompose-layouts": ("pages", "conversions"),
     "place-memory": ("placements",),
     "insert-deallocs": ("freed",),
-    "memory-config": ("memory-configs",),
+    "assign-memory-configs": ("memory-configs",),
 }
 NOTE_DOMAINS = (TTNN_DOMAIN, FUSED_DOMAIN)  # ttnn nodes and fused nodes (fusion/); ONNX nodes keep the model's own
 HOST_RESULTS = ("to_torch", HOST_COMPUTE, HOST_OUTPUT)  # ops whose outputs are host tensors

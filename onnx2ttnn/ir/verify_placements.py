@@ -1,10 +1,10 @@
-"""The placement contracts of the IR verifier (ir/verify_ir.py): what place-memory and memory-config leave.
+"""The placement contracts of the IR verifier (ir/verify_ir.py): what place-memory and assign-memory-configs leave.
 
 After place-memory: a sharded tensor is written and read only by ops the probed facts admit for its
 sharding (ir/placements.py: the HEIGHT_SHARDING / WIDTH_SHARDING tables, the conv and matmul bounds, the
 same padded 2-D shape where the facts ask it), no op mixes height- and width-sharded tensors (ops were
 probed with one kind at a time), and ops that always write DRAM (conv_transpose2d, conv2d off its all-in-L1
-path) have DRAM outputs.  After memory-config: every op taking a memory_config has the one its output
+path) have DRAM outputs.  After assign-memory-configs: every op taking a memory_config has the one its output
 layout derives (memory_config_of).  Each check yields (node, tensor, message) for every problem it finds.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ from onnx2ttnn.passes.fuse_patterns import FusePatterns
 from onnx2ttnn.passes.insert_deallocs import InsertDeallocs
 from onnx2ttnn.passes.insert_moves import InsertMoves
 from onnx2ttnn.passes.lower_to_ttnn import LowerToTTNN
-from onnx2ttnn.passes.memory_config import MemoryConfigPass
+from onnx2ttnn.passes.assign_memory_configs import AssignMemoryConfigs
 from onnx2ttnn.passes.place_memory import PlaceMemory
 from onnx2ttnn.passes.remove_identities import RemoveIdentities
 from onnx2ttnn.passes.reuse_conv_weights import ReuseConvWeights
@@ -45,7 +45,7 @@ def build_pipeline() -> list[Pass]:
         PlaceMemory(),        # dram / l1 / auto policy: the plan of onnx2ttnn/memory, applied
         InsertMoves(),        # the plan's to_memory_config moves out of DRAM-only outputs
         InsertDeallocs(),     # free each buffer after its last use
-        MemoryConfigPass(),   # last: memory_config attributes derived from layouts, verified
+        AssignMemoryConfigs(),   # last: memory_config attributes derived from layouts, verified
     ]
 
 

@@ -13,7 +13,7 @@ from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.memory.budget import OP_SCRATCH_RESERVE
 from onnx2ttnn.memory.plan import plan_memory
-from onnx2ttnn.passes.memory_config import verify_memory_configs
+from onnx2ttnn.passes.assign_memory_configs import verify_memory_configs
 from onnx2ttnn.verify import verify
 from tests.memory.memory_models import chain, conv_model, layer_norm_model, placed, run_pipeline
 
@@ -66,7 +66,7 @@ def test_auto_puts_conv_outputs_in_l1_on_the_all_in_l1_path(cnn_path):
     assert convs and all(layout_of(n.outputs[0]).buffer == "l1" for n in convs)
     # every conv writing L1 is called on its all-in-L1 path (a DRAM input would make it write DRAM)
     assert all(repr(n.attrs["slice_config"]) == "ttnn.Conv2dL1FullSliceConfig" for n in convs)
-    assert module.notes["memory-config"]["l1_full_convs"] == len(convs)
+    assert module.notes["assign-memory-configs"]["l1_full_convs"] == len(convs)
     assert not [n for n in module.graph.nodes if n.op == "to_memory_config"]
 
 

@@ -100,7 +100,7 @@ class OpInfo:
     keyword_inputs: frozenset[str] = frozenset()  # of those, the ones passed by keyword
     positional_attrs: tuple[str, ...] = ()  # attrs rendered positionally after the tensor inputs
     variadic_input: bool = False  # all node inputs form one list argument (concat)
-    memory_config: bool = True  # takes memory_config= (memory-config derives it from the output layout)
+    memory_config: bool = True  # takes memory_config= (assign-memory-configs derives it from the output layout)
     slice_config: bool = False  # takes slice_config=; writes L1 only with Conv2dL1FullSliceConfig (conv2d)
     compute_kernel_config: bool = False  # takes compute_kernel_config= (none emitted yet)
     program_config: bool = False  # takes program_config= (none emitted yet)

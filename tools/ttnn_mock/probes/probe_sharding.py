@@ -126,7 +126,7 @@ for shape, cores in shapes:
                 from probe_conv_helpers import conv
                 check(f"conv2d(HS) 1x1 -> DRAM {tag}", lambda: conv(d, x, shape[-1], shape[-1], 1, side, side, k=1,
                                                                      padding=(0, 0), memory_config=DR), True, False)
-                # writes height-sharded on its all-in-L1 path (the memory-config pass's slice_config)
+                # writes height-sharded on its all-in-L1 path (the assign-memory-configs pass's slice_config)
                 for src, t in (("HS", x), ("L1", xi), ("DRAM", xd)):
                     check(f"conv2d({src}) 3x3 -> HS (L1 full slicing) {tag}",
                           lambda: conv(d, t, shape[-1], shape[-1], 1, side, side, memory_config=M,

@@ -1,4 +1,4 @@
-"""memory-config: (the last pass) store each op's placement arguments, derived from its output layout, and verify.
+"""assign-memory-configs: (the last pass) each op's placement arguments, derived from its output layout, verified.
 
 Reads: the TTNNLayout of every node output (the single source of truth).  Writes: the node attribute
 `memory_config` of every ttnn node that produces a device tensor and takes the argument, and the
@@ -20,8 +20,8 @@ from onnx2ttnn.passes.base import Pass, PassContext
 L1_FULL_SLICE_CONFIG = TTNNRef("Conv2dL1FullSliceConfig")
 
 
-class MemoryConfigPass(Pass):
-    name = "memory-config"
+class AssignMemoryConfigs(Pass):
+    name = "assign-memory-configs"
 
     def run(self, module: Module, ctx: PassContext) -> None:
         count = slices = 0

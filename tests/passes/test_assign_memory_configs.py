@@ -1,4 +1,4 @@
-"""memory-config: every device-producing node carries the memory_config its layout derives; tampering fails."""
+"""assign-memory-configs: every device-producing node carries the memory_config its layout derives; tampering fails."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import MemoryConfig, memory_config_of
 from onnx2ttnn.ir.ttnn_ops import op_info
-from onnx2ttnn.passes.memory_config import verify_memory_configs
+from onnx2ttnn.passes.assign_memory_configs import verify_memory_configs
 
 
 @pytest.mark.parametrize("memory", ["dram", "l1", "auto"])
