@@ -8,7 +8,7 @@ import click
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
-from onnx2ttnn.options import MEMORY_POLICIES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
 
 
 def parse_input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
@@ -39,9 +39,9 @@ def model_options(fn):
         click.option("--device", type=click.Choice(sorted(DEVICES)), default="n150", show_default=True,
                      help="target device"),
         click.option("--memory", type=click.Choice(list(MEMORY_POLICIES)), default=Options.memory, show_default=True,
-                     help="placement policy: auto (L1 and height sharding chosen by the cost model), dram "
+                     help="placement policy: auto (L1, height or width sharding chosen by the cost model), dram "
                           "interleaved everywhere, or L1 interleaved where it fits"),
-        click.option("--dtype", type=click.Choice(["bf16", "fp32"]), default="bf16", show_default=True,
+        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True,
                      help="compute dtype of float tensors"),
         click.option("--no-fallback", "no_fallback", is_flag=True,
                      help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "

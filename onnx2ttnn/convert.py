@@ -17,7 +17,7 @@ from onnx2ttnn.frontend.weights import FileValues
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE
-from onnx2ttnn.options import DTYPES, MEMORY_POLICIES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
@@ -120,8 +120,8 @@ def _options(kwargs: dict) -> Options:
     if options.memory not in MEMORY_POLICIES:
         raise ConversionError(f"unknown memory policy {options.memory!r}; choose one of "
                               f"{', '.join(MEMORY_POLICIES)}")
-    if options.dtype not in DTYPES:
-        raise ConversionError(f"unknown dtype {options.dtype!r}; choose one of {', '.join(DTYPES)}")
+    if options.dtype not in COMPUTE_DTYPES:
+        raise ConversionError(f"unknown dtype {options.dtype!r}; choose one of {', '.join(COMPUTE_DTYPES)}")
     return options
 
 

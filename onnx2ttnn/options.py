@@ -5,7 +5,9 @@ import os
 from dataclasses import dataclass, field
 
 MEMORY_POLICIES = ("dram", "l1", "auto")
-DTYPES = ("bf16", "fp32")
+# --dtype: the compute dtype of float tensors, named as users of tt-metal write it (fp32, as in its
+# fp32_dest_acc_en); layouts name storage dtypes in ttnn's short form (ir/layout.LAYOUT_DTYPES: fp32 -> "f32").
+COMPUTE_DTYPES = ("bf16", "fp32")
 VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
@@ -14,7 +16,7 @@ class Options:
     """Everything that changes what `convert` produces."""
 
     device: str = field(default="n150", metadata={"help": "target device: n150, n300 or p150"})
-    memory: str = field(default="auto", metadata={"help": "placement policy: auto (L1 and height sharding "
+    memory: str = field(default="auto", metadata={"help": "placement policy: auto (L1, height or width sharding "
                                                           "chosen by the cost model, the default), dram (all "
                                                           "DRAM interleaved) or l1 (L1 interleaved where it "
                                                           "fits)"})

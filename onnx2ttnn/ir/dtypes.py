@@ -1,7 +1,7 @@
 """The torch dtypes of the generated program's host tensors, and the one place numpy dtypes become them.
 
 Three dtype spellings meet in the compiler: ONNX tensors carry numpy dtypes (`float32`, `int64`, ml_dtypes'
-`bfloat16`), device layouts carry short names (`bf16`, `u32`: ir/layout.DTYPES), and the program's host
+`bfloat16`), device layouts carry short names (`bf16`, `u32`: ir/layout.LAYOUT_DTYPES), and the program's host
 tensors carry torch dtypes.  Every note that names a host dtype (`_torch_dtype`, the constants in
 `_args`: ir/notes.py) holds a torch dtype name from TORCH_DTYPES, decided by lowering through the functions
 below; the emitter writes it as `torch.<name>` and refuses anything else.

@@ -26,8 +26,9 @@ PAGE_LAYOUTS = ("tile", "row_major")
 BUFFERS = ("host", "dram", "l1")
 MEMORY_LAYOUTS = ("interleaved", "height_sharded", "width_sharded", "block_sharded")
 
-# short name -> (ttnn DataType name, bytes per element for ROW_MAJOR pages, bytes per 32x32 tile)
-DTYPES: dict[str, tuple[str, int, int]] = {
+# a layout's storage dtype: short name -> (ttnn DataType name, bytes per element for ROW_MAJOR pages, bytes per
+# 32x32 tile).  Not the --dtype option's names (options.COMPUTE_DTYPES: bf16 | fp32, fp32 stored as f32).
+LAYOUT_DTYPES: dict[str, tuple[str, int, int]] = {
     "bf16": ("bfloat16", 2, 2048),
     "f32": ("float32", 4, 4096),
     "bfp8": ("bfloat8_b", 1, 1088),
@@ -56,7 +57,7 @@ class TTNNLayout:
     def __post_init__(self) -> None:
         if self.page not in PAGE_LAYOUTS:
             raise LayoutError(f"unknown page layout {self.page!r}")
-        if self.dtype not in DTYPES:
+        if self.dtype not in LAYOUT_DTYPES:
             raise LayoutError(f"unknown dtype {self.dtype!r}")
         if self.buffer not in BUFFERS:
             raise LayoutError(f"unknown buffer {self.buffer!r}")
@@ -89,7 +90,7 @@ class TTNNLayout:
 
     @property
     def ttnn_dtype(self) -> str:
-        return DTYPES[self.dtype][0]
+        return LAYOUT_DTYPES[self.dtype][0]
 
     def with_(self, **changes) -> "TTNNLayout":
         """A copy with some fields changed (shard fields dropped when leaving a sharded layout)."""
@@ -152,7 +153,7 @@ def physical_2d(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
 
 def pages(shape: Sequence[int], layout: TTNNLayout) -> tuple[int, int]:
     """(number of pages, bytes per page) of an interleaved tensor: a page is a tile or a row."""
-    _, elem_bytes, tile_bytes = DTYPES[layout.dtype]
+    _, elem_bytes, tile_bytes = LAYOUT_DTYPES[layout.dtype]
     if layout.is_tile:
         return math.prod(padded_shape(shape, layout)) // (TILE * TILE), tile_bytes
     h, w = physical_2d(shape, layout)
@@ -166,7 +167,7 @@ def bytes_per_bank(shape: Sequence[int], layout: TTNNLayout, banks: int, alignme
     Sharded (`banks` unused): one shard's pages, reserved in every L1 bank, shard cores or not."""
     if layout.memory_layout not in (None, "interleaved"):
         height, width = layout.shard
-        _, elem_bytes, tile_bytes = DTYPES[layout.dtype]
+        _, elem_bytes, tile_bytes = LAYOUT_DTYPES[layout.dtype]
         if layout.is_tile:
             return (height // TILE) * (width // TILE) * tile_bytes
         return height * _round_up(width * elem_bytes, alignment)

@@ -17,7 +17,7 @@ from typing import Any, Literal, Optional, Union, get_args, get_origin
 import numpy as np
 
 from onnx2ttnn.ir.dtypes import TORCH_DTYPES
-from onnx2ttnn.ir.layout import DTYPES, PAGE_LAYOUTS, TTNNLayout
+from onnx2ttnn.ir.layout import LAYOUT_DTYPES, PAGE_LAYOUTS, TTNNLayout
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT
 
 LOWER, LAYOUTS, DECOMPOSE = "lower-to-ttnn", "assign-layouts", "decompose-layouts"
@@ -82,7 +82,7 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          (LOWER,), ("emit",), ops=(HOST_COMPUTE,), required_on=(HOST_COMPUTE,)),
     Note("probes", list[tuple[str, Optional[NHWCDims]]], "the ONNX values this node's output holds, with "
          "their NHWC dims when flattened: verify --per-op compares each with onnxruntime", (LOWER,), ("emit",)),
-    Note("dtype", Literal[tuple(DTYPES)], "the output dtype a lowering rule pins (int32 where values may be "
+    Note("dtype", Literal[tuple(LAYOUT_DTYPES)], "the output dtype a lowering rule pins (int32 where values may be "
          "negative, uint32 for embedding indices) instead of the one assign-layouts would choose", (LOWER,),
          (LOWER, LAYOUTS)),
     Note("input_layouts", tuple[Literal[PAGE_LAYOUTS], ...], "page layouts a rule asks of this call's "
