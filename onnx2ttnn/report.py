@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import node_cost, program_cost
+from onnx2ttnn.ir.cost import CONV_OPS, node_cost, program_cost
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
@@ -32,7 +32,7 @@ class Row:
     shard: str
     bytes_per_bank: int
     dram_bytes: int
-    reason: str = ""  # why the plan placed the output's buffer there ("" for host outputs)
+    reason: str = ""  # why the plan placed the output's buffer there (host rows: why it stays on the host)
 
 
 @dataclass
@@ -106,7 +106,8 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
         out = next((t for t in node.outputs if layout_of(t) is not None and layout_of(t).on_device), None)
         dram = node_cost(node, device, index).dram_bytes
         if out is None:
-            report.rows.append(Row(index, node.op, "", "host", "", "", "", 0, dram))
+            name = node.outputs[0].name if node.outputs else ""
+            report.rows.append(Row(index, node.op, name, "host", "", "", "", 0, dram, _host_reason(node)))
             continue
         lay = layout_of(out)
         sharded = lay.memory_layout not in (None, "interleaved")
@@ -128,3 +129,15 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
             else:
                 report.dram_live[step] += total_bytes(buf.root.shape, lay)
     return report
+
+
+def _host_reason(node) -> str:
+    """Why a node's result stays on the host (the plan places device buffers only)."""
+    readers = {consumer.op for out in node.outputs for consumer in out.outputs}
+    if node.op == "from_torch" and readers & set(CONV_OPS):
+        return "host: a conv weight; ttnn prepares it on the device at the conv's first call"
+    if node.op == "from_torch":
+        return "host: a weight a host fallback reads"
+    if node.op == "to_torch":
+        return "host: read back (a graph output or a host fallback's input)"
+    return "host: computed on the host (host fallback)"

@@ -64,7 +64,10 @@ def test_every_buffer_row_says_why_it_is_placed_there():
     report = placement_report(onnx2ttnn.convert(str(CNN), memory="auto"))
     buffer_rows = [r for r in report.rows if r.buffer in ("l1", "dram")]
     assert buffer_rows and all(r.reason for r in buffer_rows)
-    assert all(not r.reason for r in report.rows if r.buffer == "host")
+    host_rows = [r for r in report.rows if r.buffer == "host"]
+    assert host_rows and all(r.reason.startswith("host: ") for r in host_rows)
+    assert {r.reason for r in host_rows if r.op == "from_torch"} == {
+        "host: a conv weight; ttnn prepares it on the device at the conv's first call"}
     for row in buffer_rows:  # the text shows each row's reason at the end of its line
         assert any(line.split()[:3] == [str(row.index), row.op, row.tensor] and line.endswith(row.reason)
                    for line in lines)
