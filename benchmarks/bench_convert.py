@@ -11,7 +11,10 @@ growth during the conversions as a multiple of the weights' size (about 1x: the 
 per node over the smallest's (1.0 = linear; the embeddings weigh the same in every model, so the
 per-node time of the small models carries more fixed cost and the ratio sits below 1 when all is linear),
 and the marginal seconds per 1000 nodes from each size to the next (rising: super-linear).
-Usage: python benchmarks/bench_convert.py [--layers 1 2 4 8 12] [--repeats 2] [--memory auto]
+With `--chain 5000 10000 20000 40000` it converts Add/Relu chains of that many nodes instead (built with
+onnx.helper into a temporary folder; no weights), and prints each pass's marginal seconds per 1000 nodes
+between sizes, the figure that shows a pass growing faster than the graph.
+Usage: python benchmarks/bench_convert.py [--layers 1 2 4 8 12 | --chain N ...] [--repeats 2] [--memory auto]
 Results of a run are kept in benchmarks/README.md.
 """
 from __future__ import annotations
@@ -32,7 +35,8 @@ LAYERS = (1, 2, 4, 8, 12)
 PASS_COLUMNS = (  # (timings name, column header)
     ("fold-constants", "fold"), ("remove-identities", "ident"), ("fuse-patterns", "fuse"),
     ("lower-to-ttnn", "lower"), ("simplify-ttnn", "simpl"), ("assign-layouts", "layout"),
-    ("decompose-layouts", "decomp"), ("place-memory", "place"), ("insert-deallocs", "dealloc"),
+    ("decompose-layouts", "decomp"), ("place-memory", "place"), ("insert-moves", "moves"),
+    ("insert-deallocs", "dealloc"),
     ("assign-memory-configs", "memcfg"), ("emit", "emit"),
 )
 IMPORT_COLUMNS = (("load", "load"), ("infer-shapes", "shapes"), ("graph", "graph"))
@@ -52,6 +56,52 @@ def export_path(layers: int) -> str:
     from models import export
 
     return export.export(bert_entry(layers), "full", "dynamo", log=lambda *a: print(*a, file=sys.stderr))
+
+
+def chain_path(nodes: int, folder: str) -> str:
+    """An Add/Relu chain of `nodes` nodes on a [1, 64] input (written once into `folder`)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    path = os.path.join(folder, f"chain{nodes}.onnx")
+    if not os.path.exists(path):
+        body, previous = [], "x"
+        for i in range(nodes // 2):
+            body += [helper.make_node("Add", [previous, "x"], [f"a{i}"]),
+                     helper.make_node("Relu", [f"a{i}"], [f"r{i}"])]
+            previous = f"r{i}"
+        graph = helper.make_graph(body, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                                  [helper.make_tensor_value_info(previous, TensorProto.FLOAT, [1, 64])])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return path
+
+
+def chain_table(sizes: list[int], repeats: int, memory: str) -> None:
+    """Total and per-pass seconds of Add/Relu chains, and each pass's marginal seconds per 1000 nodes."""
+    import tempfile
+
+    names = [("import", "import")] + list(PASS_COLUMNS)
+    header = f"{'nodes':>6} {'total s':>8} " + " ".join(f"{head:>7}" for _, head in names)
+    print(header)
+    print("-" * len(header))
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for nodes in sorted(sizes):
+            row = measure(chain_path(nodes, folder), repeats, memory)
+            timings = dict(row["timings"])
+            rows.append((nodes, row["total"], timings))
+            print(f"{nodes:6d} {row['total']:8.3f} " + " ".join(f"{timings.get(n, 0.0):7.3f}" for n, _ in names),
+                  flush=True)
+    print("marginal s/1k nodes per pass (flat = linear):")
+    for name, head in [("total", "total")] + names:
+        steps = []
+        for (n0, t0, p0), (n1, t1, p1) in zip(rows, rows[1:]):
+            a, b = (t0, t1) if name == "total" else (p0.get(name, 0.0), p1.get(name, 0.0))
+            steps.append(f"{1000 * (b - a) / (n1 - n0):.4f}")
+        print(f"  {head:8} " + " ".join(steps))
+    if len(rows) > 1:
+        print(f"largest over smallest total time: {rows[-1][1] / rows[0][1]:.2f} for {rows[-1][0] / rows[0][0]:.1f}x "
+              "the nodes")
 
 
 def graph_size(path: str) -> tuple[int, int]:
@@ -138,10 +188,14 @@ def main(argv=None) -> int:
     parser.add_argument("--layers", type=int, nargs="*", default=list(LAYERS))
     parser.add_argument("--repeats", type=int, default=2, help="conversions per model (the fastest is timed)")
     parser.add_argument("--memory", default="auto", help="memory policy of the conversions")
+    parser.add_argument("--chain", type=int, nargs="*", help="Add/Relu chains of these node counts instead of BERT")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.repeats, args.memory)))
+        return 0
+    if args.chain:
+        chain_table(args.chain, args.repeats, args.memory)
         return 0
     columns = [("layers", 6), ("nodes", 6), ("weights MB", 10), ("total s", 8), ("s/1k nodes", 10)]
     columns += [("import", 7)] + [(head, 7) for _, head in IMPORT_COLUMNS] + [(head, 7) for _, head in PASS_COLUMNS]
