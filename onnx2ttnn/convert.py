@@ -1,6 +1,8 @@
 """convert(): run the importer and the pass pipeline, then emit the program and its weights."""
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import time
 from collections import Counter
@@ -136,6 +138,29 @@ def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str
     written only with `keep_failed_dumps=True`.
     `probes` makes the program report every intermediate value to a PROBE hook (for verify --per-op).
     """
+    with _rare_full_collections():
+        return _convert(model, output_path, progress, probes, options)
+
+
+@contextlib.contextmanager
+def _rare_full_collections():
+    """While converting, CPython's full garbage collections are made rare, then the thresholds restored.
+
+    The IR is a graph of linked Python objects (nodes and tensors point at each other), a few hundred per
+    ONNX node; each full collection re-walks all of them, and their number grows with the graph, so the
+    collections alone made a conversion super-linear (an Add/Relu chain, `benchmarks/bench_convert.py
+    --chain`: 40k nodes took 4.6x the time of 10k, 3.4x with this).  Young generations still collect; what
+    a full collection would have freed is freed after the conversion."""
+    old = gc.get_threshold()
+    gc.set_threshold(old[0], old[1], max(old[2], 1_000_000))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
+def _convert(model, output_path: Optional[str], progress, probes: bool, options: dict) -> "Conversion":
+    """convert() without the collector settings."""
     opts = _options(options)
     ctx = PassContext(opts)
     start = time.perf_counter()
