@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import click
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
+from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.options import MEMORY_POLICIES, Options
 
 
@@ -16,12 +18,12 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     shapes = {}
     for text in values:
         name, sep, dims = text.rpartition("=")
-        try:
-            shape = tuple(int(d) for d in dims.split(","))
-        except ValueError:
-            shape = ()
-        if not sep or not name or not shape or any(d <= 0 for d in shape):
+        parts = dims.split(",")
+        if not sep or not name or not all(re.fullmatch(r"[0-9]+", d.strip()) for d in parts):
             fail(f"--input-shape {text!r}: expected NAME=D0,D1,... with positive integers")
+        shape = tuple(int(d) for d in parts)
+        if any(d <= 0 or d > INT64_MAX for d in shape):
+            fail(f"--input-shape {text!r}: every dimension must be from 1 to {INT64_MAX} (int64, as ONNX dims are)")
         shapes[name] = shape
     return shapes
 
