@@ -1,14 +1,28 @@
-"""The command line: onnx2ttnn convert | verify | report | ops."""
+"""The command line: onnx2ttnn convert | verify | report | ops.
+
+Every command runs inside one error boundary (`boundary`): bad input of any kind (the model, the options,
+the files, an --inputs file, a model onnxruntime refuses, the host's memory) prints one `error:` message and
+exits 2; a verification mismatch prints the report and exits 1; anything else is a compiler bug, which
+prints the internal-error line and exits 3 (with ONNX2TTNN_DEBUG=1 it raises, traceback and all).  Messages
+pass through messages.clean_message, so a model's names never reach the terminal as control characters.
+docs/errors.md lists the messages.
+"""
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
 
 import click
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
+from onnx2ttnn.limits import INT64_MAX
+from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
 from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
+
+EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
 
 
 def parse_input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
@@ -16,19 +30,52 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     shapes = {}
     for text in values:
         name, sep, dims = text.rpartition("=")
-        try:
-            shape = tuple(int(d) for d in dims.split(","))
-        except ValueError:
-            shape = ()
-        if not sep or not name or not shape or any(d <= 0 for d in shape):
+        parts = dims.split(",")
+        if not sep or not name or not all(re.fullmatch(r"[0-9]+", d.strip()) for d in parts):
             fail(f"--input-shape {text!r}: expected NAME=D0,D1,... with positive integers")
+        shape = tuple(int(d) for d in parts)
+        if any(d <= 0 or d > INT64_MAX for d in shape):
+            fail(f"--input-shape {text!r}: every dimension must be from 1 to {INT64_MAX} (int64, as ONNX dims are)")
         shapes[name] = shape
     return shapes
 
 
 def fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
+    """The one way a command reports bad input: `error: MESSAGE` on stderr, exit code 2."""
+    click.echo(f"error: {clean_message(message)}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def boundary(command):
+    """Run `command` so that nothing but an `error:` line (exit 2) or the internal-error line (exit 3) leaves
+    it: ConversionError is bad input; OSError a file the user named; MemoryError a model, shape or input
+    too large for this host; any other exception a compiler bug."""
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except (SystemExit, click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+            raise
+        except ConversionError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(os_error_message(exc))
+        except MemoryError:
+            fail(f"the host ran out of memory running `onnx2ttnn {command.__name__}`: the model, its input shapes "
+                 "or its inputs need more memory than this machine has")
+        except Exception as exc:  # a compiler bug, not bad input: say so, keep the traceback behind a flag
+            if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
+                raise
+            click.echo(clean_message(internal_error_line(exc)), err=True)
+            sys.exit(EXIT_INTERNAL)
+    return run
+
+
+def os_error_message(exc: OSError, default: str = "") -> str:
+    """'cannot use 'path': No such file or directory' for an OSError (its file, else `default`)."""
+    name = exc.filename if exc.filename is not None else default
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"cannot use {escape_name(name)}: {reason}" if name else reason
 
 
 def model_options(fn):
@@ -71,6 +118,7 @@ def main() -> None:
 @click.option("--verify-each", "verify_each", is_flag=True,
               help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
                    "the generated program is the same")
+@boundary
 def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit_ir, print_pipeline,
             dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
@@ -88,7 +136,7 @@ def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit
     manager = PassManager(build_pipeline())
     unknown = [p for p in dump_ir_after if p not in manager.known]
     if unknown:
-        fail(f"--dump-ir-after: unknown pass {', '.join(unknown)}; see --print-pipeline")
+        fail(f"--dump-ir-after: unknown pass {', '.join(map(escape_name, unknown))}; see --print-pipeline")
     from onnx2ttnn.convert import convert as run_convert, output_files
     from onnx2ttnn.emit.publish import check_distinct
 
@@ -97,29 +145,17 @@ def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit
     outputs = output_files(output, ir_path=emit_ir, dump_dir=dump_dir, dump_passes=dumped)
     for _, path in outputs:
         _check_writable(path)
-    try:  # the model's external data files are checked too, once the model is read (Conversion.write)
-        check_distinct([("the model", model)], outputs)
-    except ConversionError as exc:
-        fail(str(exc))
+    check_distinct([("the model", model)], outputs)  # its external data files too, once read (Conversion.write)
     shapes = parse_input_shapes(input_shape)
-
+    result = run_convert(model, output, input_shapes=shapes, device=device,
+                         memory=memory, dtype=dtype, fallback=not no_fallback,
+                         dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
+                         keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
+                         progress=lambda name: click.echo(f"  {name} ...", err=True))
     try:
-        result = run_convert(model, output, input_shapes=shapes, device=device,
-                             memory=memory, dtype=dtype, fallback=not no_fallback,
-                             dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
-                             keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
-                             progress=lambda name: click.echo(f"  {name} ...", err=True))
         program, weights = result.write(output, ir_path=emit_ir)
-    except ConversionError as exc:
-        fail(str(exc))
     except OSError as exc:
-        fail(f"cannot write {exc.filename or output!r}: {exc.strerror or exc}")
-    except Exception as exc:  # a compiler bug, not bad input: say so, keep the traceback behind a flag
-        if os.environ.get("ONNX2TTNN_DEBUG"):
-            raise
-        click.echo(f"internal error: {type(exc).__name__}: {exc} (set ONNX2TTNN_DEBUG=1 for the traceback; "
-                   "please report it)", err=True)
-        sys.exit(3)
+        fail(f"cannot write {escape_name(exc.filename or output)}: {exc.strerror or exc}")
     click.echo(summary(result, program, weights))
 
 
@@ -139,13 +175,13 @@ def summary(result, program: str, weights: str) -> str:
     times = ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in result.timings)
     fallbacks = result.fallback_counts()
     hosted = ", ".join(f"{op} {n}" for op, n in sorted(fallbacks.items(), key=lambda kv: (-kv[1], kv[0])))
-    return "\n".join([
+    return clean_message("\n".join([
         f"wrote {program} and {weights}",
         f"ttnn calls: {sum(counts.values())} ({ops})",
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         f"time: {times}",
-    ])
+    ]))
 
 
 @main.command()
@@ -153,45 +189,46 @@ def summary(result, program: str, weights: str) -> str:
 @model_options
 @click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
 @click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
+@boundary
 def verify(model, input_shape, device, memory, dtype, no_fallback, inputs_path, per_op):
-    """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime."""
+    """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime (exit 1 on a mismatch)."""
     from onnx2ttnn.verify import verify as run_verify
 
     shapes = parse_input_shapes(input_shape)
-    try:
-        report = run_verify(model, input_shapes=shapes, device=device, memory=memory,
-                            dtype=dtype, fallback=not no_fallback, inputs=inputs_path, per_op=per_op)
-    except ConversionError as exc:
-        fail(str(exc))
-    click.echo(report.text())
-    sys.exit(0 if report.passed else 1)
+    report = run_verify(model, input_shapes=shapes, device=device, memory=memory,
+                        dtype=dtype, fallback=not no_fallback, inputs=inputs_path, per_op=per_op)
+    click.echo(clean_message(report.text()))
+    sys.exit(0 if report.passed else EXIT_MISMATCH)
 
 
 @main.command()
 @click.argument("model")
 @model_options
 @click.option("--png", "png", help="also draw per-core L1 and DRAM use over the forward pass into this PNG")
+@boundary
 def report(model, input_shape, device, memory, dtype, no_fallback, png):
     """Convert MODEL and print the per-op placement table and totals (DRAM traffic vs floor, device time)."""
     from onnx2ttnn.convert import convert as run_convert
     from onnx2ttnn.report import placement_report
 
-    shapes = parse_input_shapes(input_shape)
-    try:
-        result = run_convert(model, input_shapes=shapes, device=device, memory=memory, dtype=dtype,
-                             fallback=not no_fallback)
-        placed = placement_report(result)
-        if png:
-            placed.write_png(png)
-    except ConversionError as exc:
-        fail(str(exc))
-    click.echo(placed.text())
     if png:
-        click.echo(f"wrote {png}")
+        if not png.endswith(".png"):
+            fail(f"--png {png!r} must name a .png file")
+        _check_writable(png)
+    shapes = parse_input_shapes(input_shape)
+    result = run_convert(model, input_shapes=shapes, device=device, memory=memory, dtype=dtype,
+                         fallback=not no_fallback)
+    placed = placement_report(result)
+    if png:
+        placed.write_png(png)
+    click.echo(clean_message(placed.text()))
+    if png:
+        click.echo(f"wrote {clean_message(png)}")
 
 
 @main.command()
 @click.option("--markdown", is_flag=True, help="print the docs page (docs/ops.md) instead of the text table")
+@boundary
 def ops(markdown) -> None:
     """Print the support table: op, opsets, ttnn ops, constraints, fallback."""
     from onnx2ttnn.support import support_markdown, support_table

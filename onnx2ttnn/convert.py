@@ -16,9 +16,10 @@ from onnx2ttnn.emit.weights import npz_bytes
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.frontend.weights import FileValues
-from onnx2ttnn.ir.device import DEVICES
+from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE
+from onnx2ttnn.limits import check_dram_plan, check_tensors
 from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
@@ -167,11 +168,13 @@ def _convert(model, output_path: Optional[str], progress, probes: bool, options:
     if progress:
         progress("import")
     module = import_model(model, opts.input_shapes)
+    check_tensors(module.graph, get_device(opts.device), opts.dtype)  # before folding computes any of them
     ctx.timings.append(("import", time.perf_counter() - start))
     inputs = _input_files(module)
     manager = PassManager(build_pipeline())
     try:
         manager.run(module, ctx, progress)
+        check_dram_plan(module.graph, get_device(opts.device))
         weights_name = os.path.basename(weights_path_for(output_path or "model_ttnn.py"))
         source_model = _source_reference(module.source_path, output_path)
         start = time.perf_counter()

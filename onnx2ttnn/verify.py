@@ -16,7 +16,9 @@ import numpy as np
 import onnx
 
 from onnx2ttnn.convert import convert
-from onnx2ttnn.errors import ConversionError
+from onnx2ttnn import ort
+from onnx2ttnn.errors import ConversionError, VerificationError
+from onnx2ttnn.messages import clean_message, escape_name, one_line
 
 # The one place tolerances live (tt-metal's convention for bf16 programs); fp32 programs must do better.
 PCC_THRESHOLD = {"bf16": 0.99, "fp32": 0.9999}
@@ -101,9 +103,10 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
     `conversion`: an onnx2ttnn.convert() result of `model` to run instead of converting again.
     `trace`: record the memory in use after every ttnn call of forward (report.memory_trace).
     Other keyword arguments are conversion options (memory, dtype, input_shapes, ...).
+    Raises ConversionError for bad input: the model (convert's errors), an --inputs file that is not an .npz
+    of arrays of the inputs' shapes, a model onnxruntime refuses or cannot run on the inputs (its reason);
+    VerificationError when the generated program fails on the simulator where onnxruntime did not (a bug).
     """
-    from onnx2ttnn.sim import runtime
-
     threshold = PCC_THRESHOLD[conversion.options.dtype if conversion else options.get("dtype", "bf16")]
     with tempfile.TemporaryDirectory(prefix="onnx2ttnn-verify-") as tmp:
         program_path = os.path.join(tmp, "model_ttnn.py")
@@ -113,38 +116,76 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         conversion.write(program_path)
         program = _load_program(program_path)
         feeds = _inputs(program, inputs)
-        probes: list = []
-        runtime.configure(device)
-        with runtime.install():
-            import ttnn  # the simulator
+        source = _source_model(model)
+        # onnxruntime first: a model it refuses, or inputs it cannot run (a Gather index out of range), are
+        # the user's to fix, and would make the simulated program fail too
+        expected = _onnxruntime(source, feeds, list(program.OUTPUTS))
+        run = _simulate(program, feeds, device, per_op, trace)
+    checks = [compare(name, run.got[name].float().numpy() if hasattr(run.got[name], "float") else run.got[name],
+                      expected[name], threshold) for name in program.OUTPUTS]
+    report = VerifyReport(checks, threshold, run.stats["L1"].peak_per_bank, run.stats["DRAM"].peak_per_bank,
+                          run.leaks, memory_trace=run.memory_trace, conversion=conversion)
+    if per_op:
+        _per_op(report, source, feeds, run.probes, threshold)
+    return report
 
-            if per_op:
-                program.PROBE = lambda name, tensor, nhwc: probes.append((name, _to_nchw(ttnn.to_torch(tensor), nhwc)))
-            dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+
+@dataclass
+class _Run:
+    """What one simulated forward pass gave."""
+
+    got: dict
+    stats: dict
+    leaks: list
+    memory_trace: list
+    probes: list
+
+
+def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _Run:
+    """Load the parameters and run forward on the simulator; a failure is the generated program's (a bug)."""
+    from onnx2ttnn.sim import runtime
+
+    probes: list = []
+    memory_trace: list = []
+    runtime.configure(device)
+    with runtime.install():
+        import ttnn  # the simulator
+
+        if per_op:
+            program.PROBE = lambda name, tensor, nhwc: probes.append((name, _to_nchw(ttnn.to_torch(tensor), nhwc)))
+        dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+        try:
             params = program.load_parameters(dev)
             runtime.reset_peaks(dev)
             args = {ident: _torch(feeds[onnx_name]) for ident, (onnx_name, _, _) in program.INPUTS.items()}
-            memory_trace: list = []
             if trace:
                 with runtime.memory_trace(dev) as memory_trace:
                     got = program.forward(dev, params, **args)
             else:
                 got = program.forward(dev, params, **args)
-            stats = runtime.memory_stats(dev)
-            for tensor in params.values():
-                if tensor.storage_type() == ttnn.StorageType.DEVICE:
-                    ttnn.deallocate(tensor)
-            leaks = [str(b) for b in runtime.leaks(dev)]
-            ttnn.close_device(dev)
-    source = _source_model(model)
-    expected = _onnxruntime(source, feeds, list(program.OUTPUTS))
-    checks = [compare(name, got[name].float().numpy() if hasattr(got[name], "float") else got[name],
-                      expected[name], threshold) for name in program.OUTPUTS]
-    report = VerifyReport(checks, threshold, stats["L1"].peak_per_bank, stats["DRAM"].peak_per_bank, leaks,
-                          memory_trace=memory_trace, conversion=conversion)
-    if per_op:
-        _per_op(report, source, feeds, probes, threshold)
-    return report
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise VerificationError(f"the generated program fails on the simulator, where onnxruntime runs the "
+                                    f"model: {_failure(exc, program)}") from exc
+        stats = runtime.memory_stats(dev)
+        for tensor in params.values():
+            if tensor.storage_type() == ttnn.StorageType.DEVICE:
+                ttnn.deallocate(tensor)
+        leaks = [str(b) for b in runtime.leaks(dev)]
+        ttnn.close_device(dev)
+    return _Run(got, stats, leaks, memory_trace, probes)
+
+
+def _failure(exc: BaseException, program) -> str:
+    """'RuntimeError: TT_FATAL: ... (program line 42)': the exception and the deepest line of the program."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == program.__file__:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"{type(exc).__name__}: {one_line(exc)}" + (f" (program line {line})" if line else "")
 
 
 def _load_program(path: str):
@@ -158,18 +199,66 @@ def _load_program(path: str):
 
 
 def _inputs(program, inputs) -> dict[str, np.ndarray]:
-    """Input arrays keyed by ONNX input name."""
+    """Input arrays keyed by ONNX input name, each checked against the input it feeds (ConversionError)."""
     if inputs is None:
         return {program.INPUTS[ident][0]: t.numpy() for ident, t in program.random_inputs().items()}
+    where = "the inputs dict"
     if isinstance(inputs, (str, os.PathLike)):
-        if not os.path.isfile(inputs):
-            raise ConversionError(f"inputs file not found: {inputs}")
-        with np.load(inputs, allow_pickle=False) as data:
-            inputs = {k: data[k] for k in data.files}
+        where = f"the inputs file {escape_name(os.fspath(inputs))}"
+        inputs = _read_npz(os.fspath(inputs))
     missing = [name for name, _, _ in program.INPUTS.values() if name not in inputs]
     if missing:
-        raise ConversionError(f"inputs lack {', '.join(map(repr, missing))}")
-    return {name: np.asarray(inputs[name]).astype(dtype) for name, _, dtype in program.INPUTS.values()}
+        raise ConversionError(f"{where} has no {', '.join(map(escape_name, missing))} (the model's inputs: "
+                              f"{', '.join(escape_name(n) for n, _, _ in program.INPUTS.values())})")
+    return {name: _input_array(where, name, inputs[name], shape, dtype)
+            for name, shape, dtype in program.INPUTS.values()}
+
+
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    """The arrays of an .npz, never unpickling anything; ConversionError naming what is wrong with the file."""
+    if not os.path.isfile(path):
+        raise ConversionError(f"inputs file not found: {escape_name(path)}")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except Exception as exc:  # numpy raises ValueError, OSError, EOFError, BadZipFile ... on a corrupt file
+        raise ConversionError(f"cannot read the inputs file {escape_name(path)}: "
+                              f"{_numpy_reason(exc, 'it is not an .npz (numpy takes it for pickled data)')}") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ConversionError(f"the inputs file {escape_name(path)} holds one array (.npy), not an .npz of arrays "
+                              "keyed by input name (numpy.savez(path, NAME=array, ...))")
+    arrays = {}
+    with data:
+        for key in data.files:
+            try:
+                arrays[key] = data[key]
+            except Exception as exc:
+                raise ConversionError(f"cannot read {escape_name(key)} from the inputs file {escape_name(path)}: "
+                                      f"{_numpy_reason(exc, 'it is an array of Python objects')}") from None
+    return arrays
+
+
+def _numpy_reason(exc: BaseException, pickled: str) -> str:
+    """numpy's reason, but `pickled` for its advice to unpickle (which verify never does)."""
+    text = one_line(exc)
+    if "pickle" in text:
+        return f"{pickled}, and verify never unpickles"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _input_array(where: str, name: str, value, shape, dtype: str) -> np.ndarray:
+    """`value` as the model's input `name` takes it: numeric, of the converted shape, cast to its dtype."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise ConversionError(f"{where}: {escape_name(name)} is an array of {array.dtype} values; the model takes "
+                              f"{dtype}")
+    if tuple(array.shape) != tuple(shape):
+        raise ConversionError(f"{where}: {escape_name(name)} has shape {tuple(array.shape)}, the model was converted "
+                              f"for {tuple(shape)} (give --input-shape {clean_message(name)}=... to convert it for "
+                              "another)")
+    wanted = np.dtype(dtype)
+    if wanted.kind in "biu" and array.dtype.kind == "f" and not np.all(np.isfinite(array) & (array == np.round(array))):
+        raise ConversionError(f"{where}: {escape_name(name)} holds non-integer values; the model takes {dtype}")
+    return array.astype(wanted)
 
 
 def _torch(array: np.ndarray):
@@ -194,12 +283,9 @@ def _source_model(model) -> onnx.ModelProto:
 
 
 def _onnxruntime(model: onnx.ModelProto, feeds: dict, names: list[str]) -> dict[str, np.ndarray]:
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return dict(zip(names, session.run(names, feeds)))
+    """onnxruntime's outputs `names` of `model` on `feeds`; ConversionError with its reason when it refuses."""
+    session = ort.session(model.SerializeToString())
+    return dict(zip(names, ort.run(session, names, feeds)))
 
 
 def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: list, threshold: float) -> None:
@@ -212,7 +298,10 @@ def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: l
     for name in dict.fromkeys(wanted):
         if name not in known:
             extended.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
-    expected = _onnxruntime(extended, feeds, list(dict.fromkeys(wanted)))
+    try:
+        expected = _onnxruntime(extended, feeds, list(dict.fromkeys(wanted)))
+    except ConversionError as exc:  # it ran the model itself: the intermediates are verify's own doing
+        raise VerificationError(f"--per-op: onnxruntime cannot compute the intermediates: {exc}") from None
     for name, value in probes:
         if name not in expected:
             continue

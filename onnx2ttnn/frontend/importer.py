@@ -12,6 +12,7 @@ from onnx2ttnn.frontend.load import load_model, opset_of
 from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
 from onnx2ttnn.frontend.weights import defer_external_weights
 from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.limits import check_input_shapes, check_model
 
 
 def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: dict) -> Module:
@@ -25,6 +26,8 @@ def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: 
         proto.CopyFrom(model)
     else:
         raise ConversionError(f"expected a path or an onnx.ModelProto, got {type(model).__name__}")
+    check_input_shapes(input_shapes)
+    check_model(proto)  # before shape inference, which would do the work an over-limit attribute asks for
     opset = opset_of(proto)
     override_input_shapes(proto, input_shapes)
     check_static_inputs(proto)

@@ -8,6 +8,7 @@ from google.protobuf.message import DecodeError
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.shapes import SHAPE_ONLY_ELEMENTS, elements
+from onnx2ttnn.messages import clean_message, one_line
 
 
 def load_model(path: str) -> onnx.ModelProto:
@@ -59,8 +60,8 @@ def _check(path: str) -> None:
     try:
         onnx.checker.check_model(path)
     except (onnx.checker.ValidationError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConversionError(f"{path} fails the ONNX checker: {first}") from None
+        reason = clean_message(one_line(exc)) or type(exc).__name__  # the whole message: it names the node
+        raise ConversionError(f"{path} fails the ONNX checker: {reason}") from None
 
 
 def opset_of(model: onnx.ModelProto) -> int:

@@ -21,6 +21,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import Module, is_onnx_op
+from onnx2ttnn import ort
 from onnx2ttnn.ir.names import GraphNames
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -56,7 +57,7 @@ def _fold(graph: gs.Graph) -> None:
     _inline_constant_ifs(graph)
     _constant_nodes_to_tensors(graph)  # Constant nodes an inlined branch brought in
     _evaluate_shape_ops(graph)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), ort.quiet():
         try:
             graph.fold_constants(fold_shapes=True, error_ok=False, flatten_subgraphs=False)
         except Exception:  # onnxruntime refused the constant subgraph as a whole: fold it in partitions

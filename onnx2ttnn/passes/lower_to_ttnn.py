@@ -101,7 +101,7 @@ class LowerToTTNN(Pass):
                 raise ConversionError(f"input {t.name!r} has no static shape; use --input-shape")
             host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(t.shape))
             inputs.append(host)
-            if not t.outputs:
+            if not t.outputs and t not in graph.outputs:
                 continue
             dtype = FLOAT if np.dtype(t.dtype).kind in "fb" else INDEX
             lctx.source = f"input {t.name}"

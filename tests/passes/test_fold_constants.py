@@ -160,3 +160,37 @@ def test_shapes_are_reinferred_around_large_constants_which_stay_constants():
     matmul, mean = module.graph.nodes
     assert np.asarray(matmul.inputs[1].values).shape == (64, 64)
     assert tuple(mean.outputs[0].shape) == (1, 1)
+
+
+def test_onnxruntime_logs_nothing_while_folding(capfd):
+    """onnxruntime writes its log records to file descriptor 2 from C++: folding two Unsqueezes of one
+    initializer made it print `[W:onnxruntime:, unsqueeze_elimination.cc:24 Apply] UnsqueezeElimination cannot
+    remove node` twice, in colour, on a conversion that succeeds."""
+    graph = _fold("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[1, 4] x) => (float[1, 4] y) <float[4] c = {0.0, 1.0, 2.0, 3.0}, int64[1] ax = {0}> {
+            u1 = Unsqueeze(c, ax)
+            u2 = Unsqueeze(c, ax)
+            s = Add(u1, u2)
+            y = Add(x, s)
+        }
+    """)
+    assert [n.op for n in graph.nodes] == ["Add"]
+    captured = capfd.readouterr()
+    assert "onnxruntime" not in captured.err + captured.out, captured.err
+
+
+def test_onnxruntime_logs_again_after_folding(capfd):
+    """The quiet block ends with the pass: a session the user opens later logs at onnxruntime's default level."""
+    import onnxruntime
+
+    test_onnxruntime_logs_nothing_while_folding(capfd)
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g () => (float[1, 4] u1, float[1, 4] u2) <float[4] c = {0.0, 1.0, 2.0, 3.0}, int64[1] ax = {0}> {
+            u1 = Unsqueeze(c, ax)
+            u2 = Unsqueeze(c, ax)
+        }
+    """)  # the constant subgraph graphsurgeon hands onnxruntime
+    onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert "UnsqueezeElimination" in capfd.readouterr().err

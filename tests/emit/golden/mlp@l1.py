@@ -78,13 +78,40 @@ def random_inputs(seed=0):
     return inputs
 
 
+class InputError(Exception):
+    """Bad input to this program (a file, an input name or shape, the device): one error line, exit code 2."""
+
+
+def printable(text):
+    """`text` on one line, control characters (terminal escapes) written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(str(text).split()))
+
+
 def load_inputs(path):
-    """Inputs from an .npz keyed by ONNX input names (or by the Python argument names)."""
+    """Inputs from an .npz keyed by ONNX input names (or by the Python argument names), checked against INPUTS."""
+    try:
+        data = numpy.load(path, allow_pickle=False)
+    except OSError as exc:
+        raise InputError(f"cannot read the inputs file {path!a}: {exc.strerror or exc}") from None
+    except Exception as exc:
+        raise InputError(f"the inputs file {path!a} is not an .npz of arrays ({type(exc).__name__})") from None
+    if not isinstance(data, numpy.lib.npyio.NpzFile):
+        raise InputError(f"the inputs file {path!a} holds one array, not an .npz keyed by input name")
     inputs = {}
-    with numpy.load(path, allow_pickle=False) as data:
-        for ident, (onnx_name, _, dtype) in INPUTS.items():
+    with data:
+        for ident, (onnx_name, shape, dtype) in INPUTS.items():
             key = onnx_name if onnx_name in data.files else ident
-            inputs[ident] = torch.from_numpy(data[key]).to(getattr(torch, dtype))
+            if key not in data.files:
+                raise InputError(f"the inputs file {path!a} has no input {onnx_name!a}")
+            try:
+                array = data[key]
+            except Exception as exc:
+                raise InputError(f"cannot read {key!a} from the inputs file {path!a} ({type(exc).__name__}: "
+                                 f"{printable(exc)})") from None
+            if array.dtype.kind not in "biuf" or tuple(array.shape) != shape:
+                raise InputError(f"input {onnx_name!a} in {path!a} is {array.dtype} {tuple(array.shape)}; the "
+                                 f"program takes {dtype} {shape}")
+            inputs[ident] = torch.from_numpy(array).to(getattr(torch, dtype))
     return inputs
 
 
@@ -99,18 +126,28 @@ def pcc(a, b):
     return float(numpy.corrcoef(a, b)[0, 1])
 
 
-def check(inputs, outputs):
-    """Compare with onnxruntime on the source model; prints PCC per output, returns True if all >= 0.99."""
+def reference(inputs):
+    """onnxruntime's outputs of the source model on `inputs` (for --check)."""
     import onnxruntime
 
     model = SOURCE_MODEL if os.path.isabs(SOURCE_MODEL) else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), SOURCE_MODEL)
     if not os.path.exists(model):
-        print(f"--check: source model {model!r} not found")
-        return False
-    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
-    feeds = {onnx_name: inputs[ident].numpy() for ident, (onnx_name, _, _) in INPUTS.items()}
-    expected = dict(zip(OUTPUTS, session.run(OUTPUTS, feeds)))
+        raise InputError(f"--check: source model {model!a} not found")
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 4  # its errors come back as the exception below, not as log records
+    try:
+        session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        feeds = {onnx_name: inputs[ident].numpy() for ident, (onnx_name, _, _) in INPUTS.items()}
+        return dict(zip(OUTPUTS, session.run(OUTPUTS, feeds)))
+    except Exception as exc:
+        reason = printable(exc)
+        reason = reason.split(" : ", 3)[-1] if reason.startswith("[ONNXRuntimeError]") else reason
+        raise InputError(f"--check: onnxruntime cannot run {model!a} on these inputs: {reason[:400]}") from None
+
+
+def check(outputs, expected):
+    """Compare with onnxruntime's outputs; prints PCC per output, returns True if all >= 0.99."""
     ok = True
     for name in OUTPUTS:
         value = pcc(outputs[name].numpy(), expected[name])
@@ -129,18 +166,31 @@ def save_outputs(path, outputs):
                 numpy.lib.format.write_array(entry, numpy.asarray(tensor.numpy()), allow_pickle=False)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device-id", type=int, default=0)
-    parser.add_argument("--inputs", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
-    parser.add_argument("--outputs", help="write outputs to this .npz")
-    parser.add_argument("--iterations", type=int, default=0, help="time N runs after one warm-up run")
-    parser.add_argument("--check", action="store_true", help="compare with onnxruntime on the source model")
-    args = parser.parse_args(argv)
-    inputs = load_inputs(args.inputs) if args.inputs else random_inputs()
-    device = ttnn.open_device(device_id=args.device_id, l1_small_size=16384)
+def load_weights(device):
+    """load_parameters(device); a missing, corrupt or foreign weights file is an InputError."""
+    import zipfile
+
     try:
-        params = load_parameters(device)
+        weights = numpy.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS), allow_pickle=False)
+        if not isinstance(weights, numpy.lib.npyio.NpzFile):
+            raise ValueError("not an .npz")
+        weights.close()  # an .npz (a zip of arrays) is read lazily: this read its directory only
+        return load_parameters(device)
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        reason = "not an .npz of arrays" if "pickle" in str(exc) else f"{type(exc).__name__}: {printable(exc)}"
+        raise InputError(f"cannot load the weights {WEIGHTS!a} (next to this program): {reason}") from None
+
+
+def run(args):
+    """The program's work for main(): returns True unless --check found a mismatch."""
+    inputs = load_inputs(args.inputs) if args.inputs else random_inputs()
+    expected = reference(inputs) if args.check else None  # first: inputs onnxruntime refuses are not our bug
+    try:
+        device = ttnn.open_device(device_id=args.device_id, l1_small_size=16384)
+    except Exception as exc:
+        raise InputError(f"cannot open device {args.device_id}: {printable(exc)}") from None
+    try:
+        params = load_weights(device)
         outputs = forward(device, params, **inputs)
         if args.iterations > 0:
             start = time.perf_counter()
@@ -154,10 +204,45 @@ def main(argv=None):
     finally:
         ttnn.close_device(device)
     if args.outputs:
-        save_outputs(args.outputs, outputs)
+        try:
+            save_outputs(args.outputs, outputs)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.outputs!a}: {exc.strerror or exc}") from None
     for name, tensor in outputs.items():
         print(f"{name!a}: shape {tuple(tensor.shape)}")
-    if args.check and not check(inputs, outputs):
+    return expected is None or check(outputs, expected)
+
+
+def main(argv=None):
+    """Exit codes: 0 done, 1 --check mismatch, 2 bad input (one error line), 3 internal error (a bug in the
+    converter; ONNX2TTNN_DEBUG=1 shows the traceback)."""
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device-id", type=int, default=0)
+    parser.add_argument("--inputs", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
+    parser.add_argument("--outputs", help="write outputs to this .npz")
+    parser.add_argument("--iterations", type=int, default=0, help="time N runs after one warm-up run")
+    parser.add_argument("--check", action="store_true", help="compare with onnxruntime on the source model")
+    args = parser.parse_args(argv)
+    try:
+        ok = run(args)
+    except InputError as exc:
+        print(f"error: {printable(exc)}", file=sys.stderr)
+        raise SystemExit(2)
+    except MemoryError:
+        print("error: the host ran out of memory", file=sys.stderr)
+        raise SystemExit(2)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        raise SystemExit(130)
+    except Exception as exc:
+        if os.environ.get("ONNX2TTNN_DEBUG", "") not in ("", "0"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {printable(exc)} (set ONNX2TTNN_DEBUG=1 for the traceback; "
+              "please report it)", file=sys.stderr)
+        raise SystemExit(3)
+    if not ok:
         raise SystemExit(1)
 
 

@@ -1,0 +1,75 @@
+"""onnxruntime inside the converter: its log records kept off stderr, its failures turned into our messages.
+
+onnxruntime logs through one process-wide default logger, which writes multi-line coloured records
+(`[W:onnxruntime:, constant_folding.cc:509 ApplyImpl] Skipping constant folding ...`) straight to the
+terminal, also from the sessions onnx_graphsurgeon opens to fold constants.  `quiet()` routes the records
+to a list while the converter runs onnxruntime (warnings are not even produced: the logger is at ERROR);
+`session()` opens a quiet session and `run()` runs one; both make onnxruntime's exception one clear
+ConversionError (messages.onnxruntime_reason: one line, no error code, source location or C++ signature).
+"""
+from __future__ import annotations
+
+import contextlib
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.messages import onnxruntime_reason
+
+ERROR, WARNING = 3, 2  # onnxruntime's severities (0 verbose .. 4 fatal); WARNING is its default
+_depth = 0  # nested quiet() blocks: only the outermost installs and removes the sink
+
+
+@contextlib.contextmanager
+def quiet():
+    """Within the block, onnxruntime's error records are appended to the list it yields, nothing is printed;
+    after it, onnxruntime logs to stderr again at its default severity (WARNING)."""
+    import onnxruntime
+
+    global _depth
+    records: list[str] = []
+    if not hasattr(onnxruntime, "set_default_logger_callback"):  # onnxruntime < 1.24: errors still print
+        onnxruntime.set_default_logger_severity(ERROR)
+        try:
+            yield records
+        finally:
+            onnxruntime.set_default_logger_severity(WARNING)
+        return
+    outermost = _depth == 0
+    _depth += 1
+    if outermost:
+        onnxruntime.set_default_logger_callback(
+            lambda severity, category, logid, location, message: records.append(message), ERROR)
+    try:
+        yield records
+    finally:
+        _depth -= 1
+        if outermost:
+            onnxruntime.set_default_logger_callback(None, ERROR)
+            onnxruntime.set_default_logger_severity(WARNING)
+
+
+def session(model_bytes: bytes):
+    """A CPU InferenceSession of the serialized model, its log quiet; ConversionError when onnxruntime
+    refuses the model (the reason is onnxruntime's)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = ERROR
+    with quiet():
+        try:
+            return onnxruntime.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise ConversionError(f"onnxruntime refuses the model: {onnxruntime_reason(exc)}") from None
+
+
+def run(sess, names: list[str], feeds: dict) -> list:
+    """`sess.run(names, feeds)`, quiet; ConversionError with onnxruntime's reason when it cannot run."""
+    with quiet():
+        try:
+            return sess.run(names, feeds)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise ConversionError("onnxruntime cannot run the model on these inputs: "
+                                  f"{onnxruntime_reason(exc)}") from None
