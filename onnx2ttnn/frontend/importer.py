@@ -1,4 +1,4 @@
-"""From a file (or ModelProto) to the IR Module: load, override input shapes, infer shapes, import."""
+"""From a file (or ModelProto) to the IR Module: load, override input shapes, infer shapes, validate, import."""
 from __future__ import annotations
 
 import os
@@ -10,13 +10,15 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.load import load_model, opset_of
 from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
+from onnx2ttnn.frontend.validate import validate_model
 from onnx2ttnn.frontend.weights import defer_external_weights
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.limits import check_input_shapes, check_model
 
 
 def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: dict) -> Module:
-    """The Module for `model` with static shapes on its inputs and inferred shapes inside."""
+    """The Module for `model` with static shapes on its inputs and inferred shapes inside; an invalid model
+    (inconsistent shapes or types, constant indices out of range, ...) is refused, naming the node."""
     path = None
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
@@ -32,6 +34,7 @@ def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: 
     override_input_shapes(proto, input_shapes)
     check_static_inputs(proto)
     proto = infer_shapes(proto)
+    validate_model(proto)
     try:
         graph = gs.import_onnx(proto)
     except Exception as exc:  # graphsurgeon raises many types on malformed graphs

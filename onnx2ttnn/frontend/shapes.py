@@ -1,5 +1,12 @@
-"""Input-shape overrides and ONNX shape inference, done on the ModelProto before import."""
+"""Input-shape overrides and ONNX shape inference, done on the ModelProto before import.
+
+Inference is strict and checks types: a node whose shapes or element types are inconsistent (an incompatible
+broadcast, negative pads, a BatchNormalization parameter of the wrong length, a float MatMul with an int64
+weight, a declared shape that contradicts the graph) refuses the model, naming the node, as onnxruntime would.
+"""
 from __future__ import annotations
+
+import re
 
 import onnx
 
@@ -55,22 +62,64 @@ SHAPE_ONLY_ELEMENTS = 1024  # larger initializers are never shape operands: infe
 
 
 def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """ONNX shape inference with data propagation (resolves Shape->Gather->Concat->Reshape chains), run on
-    a light copy of the model (large initializers demoted to typed inputs, so no weight is serialized or
-    copied); the shapes it finds are written back into `model`, which is returned."""
+    """Strict ONNX shape and type inference with data propagation (resolves Shape->Gather->Concat->Reshape
+    chains), run on a light copy of the model (large initializers demoted to typed inputs, so no weight is
+    serialized or copied); the shapes it finds are written back into `model`, which is returned."""
     light = _light_copy(model)
+    if light.ByteSize() >= 2**31:
+        return model  # > 2 GB without the weights: rely on the shapes the exporter wrote and on folding
     try:
-        if light.ByteSize() < 2**31:
-            inferred = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
-        else:
-            return model  # > 2 GB without the weights: rely on the shapes the exporter wrote and on folding
+        inferred = _infer(light, strict=True)
     except (onnx.shape_inference.InferenceError, ValueError) as exc:
-        raise ConversionError(f"shape inference failed: {str(exc).strip().splitlines()[0]}") from None
+        failures = _failures(str(exc))
+        if not all(why.startswith(_NESTED) for _, why in failures):
+            raise ConversionError(_message(failures)) from None
+        # only onnx's own expansion of function ops failed (onnx 1.23 cannot infer MeanVarianceNormalization's
+        # body, which onnxruntime runs): not the model's fault, so the lenient inference of before is used
+        try:
+            inferred = _infer(light, strict=False)
+        except (onnx.shape_inference.InferenceError, ValueError) as again:
+            raise ConversionError(_message(_failures(str(again)))) from None
     for name in ("node", "value_info", "output"):  # what inference writes (subgraphs live in nodes)
         field = getattr(model.graph, name)
         del field[:]
         field.extend(getattr(inferred.graph, name))
     return model
+
+
+def _infer(model: onnx.ModelProto, strict: bool) -> onnx.ModelProto:
+    return onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict, data_prop=True)
+
+
+INVALID = "invalid model (ONNX shape and type inference)"
+_NESTED = "Inference error(s): "  # how onnx starts the errors of a function body it expanded
+# one failing node in onnx's message: "(op_type:Add, node name: add0): [ShapeInferenceError] Incompatible ..."
+_NODE_ERROR = re.compile(r"(?:\[\w+\] )?\(op_type:(?P<op>[^,)]*)(?:, node name: (?P<node>.*?))?\): "
+                         r"(?:\[\w+\] )?(?P<why>.*)")
+
+
+def _failures(text: str) -> list[tuple[str, str]]:
+    """(node, reason) of every failure in onnx's inference error ("" when a line names no node)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if lines:
+        lines[0] = re.sub(r"^\[\w+\] Inference error\(s\): ", "", lines[0])
+    failures = []
+    for line in lines:
+        match = _NODE_ERROR.fullmatch(line)
+        if match is None:
+            failures.append(("", line))
+        else:
+            node = f"node {match['node']!r} ({match['op']})" if match["node"] else f"a {match['op']} node (unnamed)"
+            failures.append((node, match["why"]))
+    return failures
+
+
+def _message(failures: list[tuple[str, str]]) -> str:
+    """The failures as one message, each failing node named on its own line (nothing dropped)."""
+    described = [f"{node}: {why}" if node else why for node, why in failures]
+    if len(described) == 1:
+        return f"{INVALID}: {described[0]}"
+    return f"{INVALID}:\n" + "\n".join(f"  {line}" for line in described)
 
 
 def _light_copy(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -165,7 +165,7 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     x = ctx.value(data)
     rank = len(x.shape)
     axis %= rank
-    flat = [int(i) % x.shape[axis] for i in idx.reshape(-1)]
+    flat = [int(i) % x.shape[axis] for i in _in_range(ctx, idx, x.shape[axis], f"axis {axis}")]
     pieces = []
     for k, i in enumerate(flat):
         starts, ends = [0] * rank, list(x.shape)
@@ -180,6 +180,17 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     else:
         y = pieces[0]
     ctx.bind(out, _reshape(ctx, y, out.shape, out.name))
+
+
+def _in_range(ctx, indices: np.ndarray, size: int, where: str) -> np.ndarray:
+    """Constant indices, flattened, each in [-size, size - 1] (ONNX counts negative ones from the end); an
+    index out of range is refused: taken modulo the size it would read another row."""
+    flat = indices.reshape(-1).astype(np.int64)
+    bad = flat[(flat < -size) | (flat >= size)]
+    if bad.size:
+        raise ConversionError(f"node {ctx.source!r}: index {int(bad[0])} is out of range for {where} of size "
+                              f"{size} (valid: {-size} to {size - 1})")
+    return flat
 
 
 def _reshape(ctx, x: gs.Variable, shape, name: str) -> gs.Variable:
@@ -249,6 +260,8 @@ def gather_nd(ctx: LoweringContext, node: gs.Node) -> None:
     x = ctx.value(data)
     k = idx.shape[-1]
     lead, rest = tuple(x.shape[:k]), tuple(x.shape[k:])
+    for j, size in enumerate(lead):
+        _in_range(ctx, idx[..., j], int(size), f"dim {j}")
     flat = np.ravel_multi_index(tuple(np.moveaxis(idx.reshape(-1, k) % np.array(lead), 1, 0)), lead)
     start, count = int(flat[0]), int(flat.size)
     if not np.array_equal(flat, np.arange(start, start + count)):

@@ -164,3 +164,15 @@ def test_gather_typecasts_indices_computed_as_floats_to_uint32():
     ids = np.where(inputs["t"] == -1, 0, inputs["t"])
     np.testing.assert_allclose(outputs["y"].numpy(), inputs["x"][ids], rtol=1e-6)
     np.testing.assert_allclose(outputs["z"].numpy(), table[ids], rtol=1e-6)
+
+
+def test_a_gather_index_out_of_range_once_folded_is_refused_not_wrapped():
+    # the index is constant only after fold-constants (the frontend's check sees an Add); taken modulo the
+    # axis it was row 50 % 4 = 2
+    nodes = [helper.make_node("Add", ["a", "b"], ["i"]), helper.make_node("Gather", ["x", "i"], ["y"], axis=0)]
+    inits = [numpy_helper.from_array(np.array([48], np.int64), "a"), numpy_helper.from_array(np.array([2], np.int64), "b")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(ConversionError, match=r"index 50 is out of range for axis 0 of size 4 \(valid: -4 to 3\)"):
+        convert(model, fallback=False)

@@ -81,7 +81,7 @@ def test_shape_with_start_and_end_folds_to_the_slice_of_the_shape():
 def test_symbolic_shapes_become_static_after_folding():
     graph = _fold("""
         <ir_version: 8, opset_import: ["" : 18]>
-        g (float[2, 6] x) => (float y) {
+        g (float[2, 6] x) => (float[a, b, c] y) {
             c = Shape<start = 1>(x)
             three = Constant<value = int64[1] {3}>()
             half = Div(c, three)
@@ -128,15 +128,15 @@ def test_inlined_branch_outputs_read_inside_the_branch_stay_connected():
     assert relu.outputs[0].name == "y" and neg.inputs[0] is relu.outputs[0] and neg.outputs[0].name == "z"
 
 
-def test_constant_of_shape_and_range_of_one_element_tensors_fold():
+def test_constant_of_shape_and_range_of_scalars_fold():
     graph = _fold("""
         <ir_version: 8, opset_import: ["" : 18]>
         g (float[2, 3] x) => (float[2, 3] y) {
             shape = Constant<value = int64[2] {2, 3}>()
             ones = ConstantOfShape<value = float[1] {1.0}>(shape)
-            zero = Constant<value = int64[1] {0}>()
-            three = Constant<value = int64[1] {3}>()
-            one = Constant<value = int64[1] {1}>()
+            zero = Constant<value = int64 {0}>()
+            three = Constant<value = int64 {3}>()
+            one = Constant<value = int64 {1}>()
             steps = Range(zero, three, one)
             f = Cast<to = 1>(steps)
             row = Add(ones, f)
