@@ -183,3 +183,10 @@ def test_input_shape_dims_beyond_int64_are_refused(tmp_path):
 def test_element_bytes_are_the_narrowest_device_dtype():
     assert element_bytes(np.float32, "bf16") == 2 and element_bytes(np.float64, "fp32") == 4
     assert element_bytes(np.int64, "bf16") == 2 and element_bytes(np.bool_, "fp32") == 1
+
+
+def test_the_error_catalogue_states_every_limit_as_limits_py_does():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
+    for name, value in (("MAX_WINDOW_ELEMENTS", MAX_WINDOW_ELEMENTS), ("MAX_TENSOR_ELEMENTS", MAX_TENSOR_ELEMENTS),
+                        ("MAX_RANGE_ELEMENTS", MAX_RANGE_ELEMENTS)):
+        assert f"{name} = {value}" in text, name
