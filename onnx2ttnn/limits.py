@@ -176,31 +176,38 @@ def _refuse_over(what: str, asks: str, count, limit: int, name: str, unit: str) 
 
 
 # --- after import: one tensor against one chip -------------------------------------------------------------
-def _kind_and_size(dtype) -> tuple[str, int]:
-    """(numpy kind, bytes per element) of a graphsurgeon tensor dtype: a numpy dtype, or the ONNX type number
-    of a type numpy lacks (bfloat16, the float8 and 4-bit types, ...)."""
-    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
-        name = onnx.TensorProto.DataType.Name(int(dtype)) if int(dtype) in onnx.TensorProto.DataType.values() else ""
-        if name == "STRING":
-            return "O", 0
-        return ("f" if "FLOAT" in name else "i"), 1
-    dtype = np.dtype(dtype)
-    return dtype.kind, dtype.itemsize
-
-
 def element_bytes(dtype, compute_dtype: str) -> int:
     """The fewest bytes an element of a tensor of numpy `dtype` takes on the device: floats in the compute
-    dtype (bf16: 2, fp32: 4), integers and booleans in the narrowest ttnn type for them (uint8 / uint16)."""
-    kind, size = _kind_and_size(dtype)
-    if kind == "f":
+    dtype (bf16: 2, fp32: 4), integers and booleans in the narrowest ttnn type for them (uint8 / uint16).
+    A type numpy lacks (graphsurgeon keeps bfloat16 as ONNX's enum) counts as one byte."""
+    dtype = _numpy_dtype(dtype)
+    if dtype is None:
+        return 1
+    if dtype.kind == "f":
         return 2 if compute_dtype == "bf16" else 4
-    return min(size, 2)
+    return min(dtype.itemsize, 2)
+
+
+def _numpy_dtype(dtype):
+    """`dtype` as a numpy dtype, or None for an ONNX type numpy has no dtype for (bfloat16, float8)."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return None
+
+
+def _is_string(dtype) -> bool:
+    if dtype is None:
+        return False
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        return int(dtype) == onnx.TensorProto.STRING
+    numpy_dtype = _numpy_dtype(dtype)
+    return numpy_dtype is not None and numpy_dtype.kind in "OSU"
 
 
 def check_tensors(graph: gs.Graph, device: DeviceSpec, compute_dtype: str) -> None:
     """Every tensor whose shape is known fits in the DRAM of one chip; no tensor is a string."""
-    strings = [f"tensor {escape_name(t.name)}" for t in graph.tensors().values()
-               if t.dtype is not None and _kind_and_size(t.dtype)[0] in "OSU"]
+    strings = [f"tensor {escape_name(t.name)}" for t in graph.tensors().values() if _is_string(t.dtype)]
     if strings:
         raise ConversionError("string tensors cannot be converted (ttnn has no string type): " + _listed(strings))
     available = device.dram_banks * device.dram_bank_bytes

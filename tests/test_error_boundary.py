@@ -238,3 +238,12 @@ def test_an_identity_graph_converts_and_verifies(tmp_path, dtype):
     run = run_inprocess(["convert", str(only), "-o", str(tmp_path / "only.py")], tmp_path)
     assert run.code == 0, run.stderr
     assert run_inprocess(["verify", str(only), "--dtype", dtype], tmp_path).code == 0
+
+
+def test_readme_links_the_error_catalogue():
+    assert "[docs/errors.md](docs/errors.md)" in (REPO / "README.md").read_text()
+    catalogue = (REPO / "docs" / "errors.md").read_text()
+    for message in ("onnxruntime refuses the model:", "onnxruntime cannot run the model on these inputs:",
+                    "fails the ONNX checker:", "the host ran out of memory running", INTERNAL,
+                    "the generated program fails on the simulator, where onnxruntime runs the model:"):
+        assert message in catalogue, message

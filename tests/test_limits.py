@@ -183,3 +183,18 @@ def test_input_shape_dims_beyond_int64_are_refused(tmp_path):
 def test_element_bytes_are_the_narrowest_device_dtype():
     assert element_bytes(np.float32, "bf16") == 2 and element_bytes(np.float64, "fp32") == 4
     assert element_bytes(np.int64, "bf16") == 2 and element_bytes(np.bool_, "fp32") == 1
+
+
+def test_the_error_catalogue_states_every_limit_as_limits_py_does():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
+    for name, value in (("MAX_WINDOW_ELEMENTS", MAX_WINDOW_ELEMENTS), ("MAX_TENSOR_ELEMENTS", MAX_TENSOR_ELEMENTS),
+                        ("MAX_RANGE_ELEMENTS", MAX_RANGE_ELEMENTS)):
+        assert f"{name} = {value}" in text, name
+
+
+def test_tensors_of_a_type_numpy_lacks_are_measured_too(tmp_path):
+    """graphsurgeon keeps bfloat16 as ONNX's enum (16), which np.dtype refuses: the check raised TypeError."""
+    model = _save(tmp_path / "bf.onnx", [helper.make_node("Cast", ["x"], ["y"], to=F)],
+                  [V("x", TensorProto.BFLOAT16, [2, 4])], [V("y", F, [2, 4])])
+    onnx2ttnn.convert(str(model))
+    assert element_bytes(TensorProto.BFLOAT16, "bf16") == 1
