@@ -64,8 +64,11 @@ def test_verify_a_model_onnxruntime_refuses(tmp_path):
     for mode in ("inprocess", "subprocess"):
         run = (run_inprocess if mode == "inprocess" else run_subprocess)(["verify", str(model)], tmp_path)
         msg = assert_clean_failure(run)
-        assert msg == ("error: onnxruntime refuses the model: Type Error: Type (tensor(int64)) of output arg (y) of "
-                       "node () does not match expected type (tensor(float)).")
+        # strict ONNX inference (frontend/validate.py) now refuses this before onnxruntime is asked
+        assert msg in ("error: onnxruntime refuses the model: Type Error: Type (tensor(int64)) of output arg (y) "
+                       "of node () does not match expected type (tensor(float)).",
+                       "error: invalid model (ONNX shape and type inference): a Relu node (unnamed): Inferred elem "
+                       "type differs from existing elem type: (1) vs (7)")
         assert "onnxruntime:" not in run.stderr  # no log record either
 
 
