@@ -1,6 +1,8 @@
 """Errors the user sees: one clear message, exit code 2, no traceback."""
 from __future__ import annotations
 
+from onnx2ttnn.messages import clean_message
+
 
 class ConversionError(Exception):
     """The model or the options cannot be converted; the message says why and what to do."""
@@ -31,16 +33,16 @@ class UnsupportedOpsError(ConversionError):
         self.missing = missing
         self.reasons = reasons or {}
         self.fallbacks = tuple(sorted(fallbacks))
-        counts = ", ".join(f"{op} ({_nodes(len(missing[op]))})" for op in sorted(missing))
+        counts = ", ".join(f"{clean_message(op)} ({_nodes(len(missing[op]))})" for op in sorted(missing))
         kinds = f"{len(missing)} ONNX op type{'s' if len(missing) != 1 else ''}"
         lines = [f"{kinds} {'have' if len(missing) != 1 else 'has'} no ttnn lowering: {counts}"]
         for op_type in sorted(missing):
             names = missing[op_type]
             shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
             reason = f" ({self.reasons[op_type]})" if op_type in self.reasons else ""
-            lines.append(f"  {op_type} (opset {opset}): {shown}{reason}")
+            lines.append(f"  {clean_message(op_type)} (opset {opset}): {shown}{clean_message(reason)}")
         if self.fallbacks:
-            lines.append(f"  host fallbacks exist for {', '.join(self.fallbacks)}: convert without --no-fallback "
+            lines.append(f"  host fallbacks exist for {clean_message(', '.join(self.fallbacks))}: convert without --no-fallback "
                          "to run them on the host")
         super().__init__("\n".join(lines))
 
