@@ -42,7 +42,8 @@ class UnsupportedOpsError(ConversionError):
             reason = f" ({self.reasons[op_type]})" if op_type in self.reasons else ""
             lines.append(f"  {clean_message(op_type)} (opset {opset}): {shown}{clean_message(reason)}")
         if self.fallbacks:
-            lines.append(f"  host fallbacks exist for {clean_message(', '.join(self.fallbacks))}: convert without --no-fallback "
+            shown = clean_message(", ".join(self.fallbacks))
+            lines.append(f"  host fallbacks exist for {shown}: convert without --no-fallback "
                          "to run them on the host")
         super().__init__("\n".join(lines))
 

@@ -245,9 +245,10 @@ def check_dram_plan(graph: gs.Graph, device: DeviceSpec) -> None:
             peak, at = live, index
     if peak > device.dram_bank_bytes:
         node = graph.nodes[at]
+        written = escape_name(node.outputs[0].name if node.outputs else node.name)
         raise ConversionError(
             f"the program needs {_bytes(peak * device.dram_banks)} of DRAM at once ({_bytes(peak)} in each of "
-            f"the {device.dram_banks} banks, at ttnn.{node.op} writing {escape_name(node.outputs[0].name if node.outputs else node.name)}), more than the "
+            f"the {device.dram_banks} banks, at ttnn.{node.op} writing {written}), more than the "
             f"{_bytes(device.dram_banks * device.dram_bank_bytes)} of one {device.name} chip "
             f"({device.dram_banks} banks of {device.dram_bank_bytes} B)")
 

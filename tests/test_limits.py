@@ -163,8 +163,8 @@ def test_an_input_shape_override_beyond_dram_is_refused(tmp_path):
 def test_a_plan_whose_live_buffers_exceed_dram_is_refused(tmp_path):
     """Each tensor fits, but a, b and a + b live at once do not: 3 x 5.4 GB on a 12.9 GB n150."""
     shape = [32, 2**26 + 2**24]
-    model = _save(tmp_path / "plan.onnx", [helper.make_node("Add", ["a", "b"], ["y"])], [V("a", F, shape), V("b", F, shape)],
-                  [V("y", F, shape)])
+    model = _save(tmp_path / "plan.onnx", [helper.make_node("Add", ["a", "b"], ["y"])],
+                  [V("a", F, shape), V("b", F, shape)], [V("y", F, shape)])
     msg = _refused(tmp_path, model, "--memory", "dram")
     # each: 2_621_440 tiles of 2048 B, ceil(2_621_440 / 12) = 218_454 in a bank; 3 x 218_454 x 2048 B per bank
     assert msg.startswith("error: the program needs 16106176512 B (16.1 GB) of DRAM at once (1342181376 B (1.3 GB) "
