@@ -1,6 +1,8 @@
 """Errors the user sees: one clear message, exit code 2, no traceback."""
 from __future__ import annotations
 
+from onnx2ttnn.messages import clean_message
+
 
 class ConversionError(Exception):
     """The model or the options cannot be converted; the message says why and what to do."""
@@ -33,18 +35,19 @@ class UnsupportedOpsError(ConversionError):
         self.reasons = reasons or {}
         self.fallbacks = tuple(sorted(fallbacks))
         self.versions = versions or {}
-        counts = ", ".join(f"{op} ({_nodes(len(missing[op]))})" for op in sorted(missing))
+        counts = ", ".join(f"{clean_message(op)} ({_nodes(len(missing[op]))})" for op in sorted(missing))
         kinds = f"{len(missing)} ONNX op type{'s' if len(missing) != 1 else ''}"
         lines = [f"{kinds} {'have' if len(missing) != 1 else 'has'} no ttnn lowering: {counts}"]
         for op_type in sorted(missing):
             names = missing[op_type]
             shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
             reason = f" ({self.reasons[op_type]})" if op_type in self.reasons else ""
-            lines.append(f"  {self._versioned(op_type, opset)}: {shown}{reason}")
+            lines.append(f"  {clean_message(self._versioned(op_type, opset))}: {shown}{clean_message(reason)}")
         if self.fallbacks:
             listed = ", ".join(f"{op} (schema {self.versions[op]})" if self.versions.get(op) else op
                                for op in self.fallbacks)
-            lines.append(f"  host fallbacks exist for {listed}: convert without --no-fallback to run them on the host")
+            lines.append(f"  host fallbacks exist for {clean_message(listed)}: convert without --no-fallback to run "
+                         "them on the host")
         super().__init__("\n".join(lines))
 
     def _versioned(self, op_type: str, opset: int) -> str:

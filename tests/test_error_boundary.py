@@ -13,7 +13,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import onnx2ttnn
 import onnx2ttnn.sim
+from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.passes.fuse_patterns import FusePatterns
 from tests.test_cli import MLP, REPO, assert_clean_failure, message_of, run_inprocess, run_subprocess
 
@@ -212,6 +214,9 @@ def test_ansi_escapes_in_names_never_reach_the_terminal(tmp_path):
     for run in runs:
         msg = assert_clean_failure(run)
         assert "\x1b" not in run.stderr + run.stdout and "\\x1b[2J" in msg, msg
+    with pytest.raises(ConversionError) as info:  # the Python API's message is escaped too
+        onnx2ttnn.convert(str(bad))
+    assert "\x1b" not in str(info.value) and "Foo\\x1b[2J" in str(info.value), str(info.value)
     for args in (["report", "good.onnx"], ["verify", "good.onnx"]):
         run = run_inprocess(args, tmp_path)
         assert run.code == 0, run.stderr

@@ -99,7 +99,7 @@ def test_a_window_larger_than_its_input_within_the_cap_converts(tmp_path):
 SIZES = [2**20, 2**20]  # 2**40 elements
 
 
-@pytest.mark.parametrize("case", ["Tile", "Expand", "ConstantOfShape", "Resize-sizes", "Range"])
+@pytest.mark.parametrize("case", ["Tile", "Expand", "ConstantOfShape", "Resize-sizes", "Resize-scales", "Range"])
 def test_a_size_operand_beyond_the_cap_is_refused_before_shape_inference(tmp_path, case):
     """Range's data propagation in shape inference never returned; the others folded or emitted a program
     that could never run."""
@@ -115,6 +115,11 @@ def test_a_size_operand_beyond_the_cap_is_refused_before_shape_inference(tmp_pat
         x = V("x", F, [1, 1, 4, 4])
         nodes = [helper.make_node("Resize", ["x", "", "", "k"], ["y"], mode="nearest")]
         inits, words = [_const("k", [1, 1] + SIZES)], "sizes"
+    elif case == "Resize-scales":
+        x = V("x", F, [1, 1, 4, 4])
+        nodes = [helper.make_node("Resize", ["x", "", "k"], ["y"], mode="nearest")]
+        inits = [_const("k", [1, 1] + SIZES, np.float32)]
+        words = "scales [1.0, 1.0, 1048576.0, 1048576.0] ask for 1099511627776 times the input's elements"
     else:
         nodes = [helper.make_node("Range", ["a", "b", "d"], ["r"]), helper.make_node("Add", ["x", "r"], ["y"])]
         inits = [_const("a", 0.0, np.float32), _const("b", 2.0**40, np.float32), _const("d", 1.0, np.float32)]
@@ -158,8 +163,8 @@ def test_an_input_shape_override_beyond_dram_is_refused(tmp_path):
 def test_a_plan_whose_live_buffers_exceed_dram_is_refused(tmp_path):
     """Each tensor fits, but a, b and a + b live at once do not: 3 x 5.4 GB on a 12.9 GB n150."""
     shape = [32, 2**26 + 2**24]
-    model = _save(tmp_path / "plan.onnx", [helper.make_node("Add", ["a", "b"], ["y"])], [V("a", F, shape), V("b", F, shape)],
-                  [V("y", F, shape)])
+    model = _save(tmp_path / "plan.onnx", [helper.make_node("Add", ["a", "b"], ["y"])],
+                  [V("a", F, shape), V("b", F, shape)], [V("y", F, shape)])
     msg = _refused(tmp_path, model, "--memory", "dram")
     # each: 2_621_440 tiles of 2048 B, ceil(2_621_440 / 12) = 218_454 in a bank; 3 x 218_454 x 2048 B per bank
     assert msg.startswith("error: the program needs 16106176512 B (16.1 GB) of DRAM at once (1342181376 B (1.3 GB) "
