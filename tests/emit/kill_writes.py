@@ -31,6 +31,9 @@ def files(folder: str) -> dict[str, str]:
     return found
 
 
+MIN_MID_WRITE = 3  # kills that must land inside a write for the run to prove anything
+
+
 def main(folder: str, model_a: str, model_b: str, kills: int, seed: int) -> dict:
     program, ir = os.path.join(folder, "m.py"), os.path.join(folder, "m_ir.onnx")
     conversions = {"A": onnx2ttnn.convert(model_a, program), "B": onnx2ttnn.convert(model_b, program)}
@@ -53,8 +56,10 @@ def main(folder: str, model_a: str, model_b: str, kills: int, seed: int) -> dict
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"the write of {label} failed"
         sets[label] = files(folder)
     rng = random.Random(seed)
-    state, kills_seen = "A", []
-    for _ in range(kills):
+    state, kills_seen, mid_write = "A", [], 0
+    # `kills` kills, and more (up to 4x) until MIN_MID_WRITE of them cut a write after its first temporary file:
+    # on a loaded machine most random delays can land before or after the files are written
+    while len(kills_seen) < kills or (mid_write < MIN_MID_WRITE and len(kills_seen) < 4 * kills):
         target = "B" if state == "A" else "A"
         delay = rng.uniform(0.0, max(durations))
         pid = start(target)
@@ -64,6 +69,7 @@ def main(folder: str, model_a: str, model_b: str, kills: int, seed: int) -> dict
         on_disk = files(folder)
         kills_seen.append({"delay": delay, "from": state, "to": target, "files": on_disk,
                            "killed": os.WIFSIGNALED(status)})
+        mid_write += any(k.startswith(".") for k in on_disk)
         visible = {k: v for k, v in on_disk.items() if not k.startswith(".")}
         state = next((label for label, got in sets.items() if got == visible), "mix")
         if state == "mix":

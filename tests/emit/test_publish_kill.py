@@ -1,5 +1,5 @@
-"""kill -9 during `convert`'s write, at 20 random points: the folder holds the old set of files or the new one,
-never a mix, and the next run leaves no stale temporary file (issue #16, Files).
+"""kill -9 during `convert`'s write, at 20 (or more) random points: the folder holds the old set of files or the
+new one, never a mix, and the next run leaves no stale temporary file (issue #16, Files).
 
 Two models of the same graph (one MatMul whose weight is a large initializer) and different weights are
 converted once; their program, weights and IR (A and B) are then written over each other by
@@ -67,7 +67,7 @@ def test_kill_9_during_write_leaves_the_old_set_or_the_new_one(tmp_path: Path):
             problems.append(f"kill {index} after {kill['delay'] * 1000:.1f} ms writing {kill['to']} over "
                             f"{kill['from']}: a mix of the two sets {sorted(visible)} (hidden: {hidden})")
     assert not problems, "\n".join(problems)
-    assert len(report["kills"]) == KILLS
+    assert len(report["kills"]) >= KILLS  # more when too few of the first KILLS landed inside a write
     # the kills cut writes in the middle (they left temporary files) and not only before or after them
     assert cut_mid_write >= 3, f"only {cut_mid_write} kills left temporary files: durations {report['durations']}"
     final = report["final"]
