@@ -1,8 +1,8 @@
 """Sharded L1 layouts the memory planner uses, and the measured bounds on which ops take them.
 
 The layouts: height_shard_layout / width_shard_layout spread a TILE tensor's tile rows / columns over the most
-cores (shard_grid, physical_2d, shard_count).  The bounds, measured on the real ttnn 0.81.1 in mock mode
-(n150) for facts that depend on a call's attributes or shapes: conv_reads_height_sharded (probe_conv_sharded.py,
+cores (shard_grid, shard_count; the 2-D view is ir/layout.py physical_2d).  The bounds, measured on the real
+ttnn 0.81.1 in mock mode (n150) for facts that depend on a call's attributes or shapes: conv_reads_height_sharded (probe_conv_sharded.py,
 results/conv_sharded.txt), conv_all_in_l1 (probe_conv_cb.py, results/conv_cb.txt) and
 matmul_reads_height_sharded (probe_matmul_sharded.py, results/matmul_sharded.txt).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape, physical_2d  # noqa: F401 (physical_2d: re-export)
+from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape, physical_2d
 from onnx2ttnn.ir.ttnn_ops import OpFacts, ShardFacts  # noqa: F401  (ShardFacts: the values of the views)
 
 HEIGHT_SHARDED = "height_sharded"

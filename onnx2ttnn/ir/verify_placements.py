@@ -15,9 +15,9 @@ from typing import Iterator, Optional
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import Module, layout_of
-from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, memory_config_of
+from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, memory_config_of, physical_2d
 from onnx2ttnn.ir.placements import (HEIGHT_SHARDING, WIDTH_SHARDING, conv_all_in_l1, conv_reads_height_sharded,
-                                     matmul_reads_height_sharded, physical_2d)
+                                     matmul_reads_height_sharded)
 from onnx2ttnn.ir.ttnn_ops import op_info
 
 Found = Iterator[tuple[Optional[gs.Node], Optional[gs.Tensor], str]]
