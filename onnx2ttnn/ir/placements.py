@@ -2,7 +2,8 @@
 
 The layouts: height_shard_layout / width_shard_layout spread a TILE tensor's tile rows / columns over the most
 cores (shard_grid, shard_count; the 2-D view is ir/layout.py physical_2d).  The bounds, measured on the real
-ttnn 0.81.1 in mock mode (n150) for facts that depend on a call's attributes or shapes: conv_reads_height_sharded (probe_conv_sharded.py,
+ttnn 0.81.1 in mock mode (n150) for facts that depend on a call's attributes or shapes:
+conv_reads_height_sharded (probe_conv_sharded.py,
 results/conv_sharded.txt), conv_all_in_l1 (probe_conv_cb.py, results/conv_cb.txt) and
 matmul_reads_height_sharded (probe_matmul_sharded.py, results/matmul_sharded.txt).
 
