@@ -12,9 +12,14 @@ per node over the smallest's (1.0 = linear; the embeddings weigh the same in eve
 per-node time of the small models carries more fixed cost and the ratio sits below 1 when all is linear),
 and the marginal seconds per 1000 nodes from each size to the next (rising: super-linear).
 With `--chain 5000 10000 20000 40000` it converts Add/Relu chains of that many nodes instead (built with
-onnx.helper into a temporary folder; no weights), and prints each pass's marginal seconds per 1000 nodes
-between sizes, the figure that shows a pass growing faster than the graph.
-Usage: python benchmarks/bench_convert.py [--layers 1 2 4 8 12 | --chain N ...] [--repeats 2] [--memory auto]
+onnx.helper into a temporary folder; no weights), and prints each pass's marginal cost per 1000 nodes
+between sizes, the figure that shows a pass growing faster than the graph. The chain table measures the
+process's CPU seconds per pass (`time.process_time` between the pipeline's progress calls), which a loaded
+machine disturbs far less than wall-clock seconds; `--calls` counts the Python function calls each pass makes
+instead (cProfile), a figure no load changes: a pass whose calls grow faster than the graph is super-linear
+in its algorithm, not in the machine.
+Usage: python benchmarks/bench_convert.py [--layers 1 2 4 8 12 | --chain N ... [--calls]] [--repeats 2]
+       [--memory auto]
 Results of a run are kept in benchmarks/README.md.
 """
 from __future__ import annotations
@@ -76,31 +81,65 @@ def chain_path(nodes: int, folder: str) -> str:
     return path
 
 
-def chain_table(sizes: list[int], repeats: int, memory: str) -> None:
-    """Total and per-pass seconds of Add/Relu chains, and each pass's marginal seconds per 1000 nodes."""
+def stage_costs(path: str, memory: str = "auto", calls: bool = False) -> dict[str, float]:
+    """Each stage's cost in one conversion of `path` in this process: CPU seconds, or with `calls` the number of
+    Python function calls (cProfile's counts).
+
+    The pipeline calls `progress(name)` as each stage starts ("import", then every pass); a stage's cost is the
+    counter's growth up to the next call, so the last pass (assign-memory-configs) includes the emitter."""
+    import cProfile
+
+    import onnx2ttnn
+
+    profiler = cProfile.Profile() if calls else None
+
+    def reading() -> float:
+        if profiler is None:
+            return time.process_time()
+        profiler.disable()
+        count = sum(entry.callcount for entry in profiler.getstats())
+        profiler.enable()
+        return count
+
+    marks: list[tuple[str, float]] = []
+    if profiler is not None:
+        profiler.enable()
+    onnx2ttnn.convert(path, memory=memory, progress=lambda name: marks.append((name, reading())))
+    marks.append(("end", reading()))
+    if profiler is not None:
+        profiler.disable()
+    return {name: after - before for (name, before), (_, after) in zip(marks, marks[1:])}
+
+
+def chain_table(sizes: list[int], repeats: int, memory: str, calls: bool = False) -> None:
+    """Per-pass CPU seconds (or Python calls) of Add/Relu chains, and each pass's marginal cost per 1000 nodes."""
     import tempfile
 
-    names = [("import", "import")] + list(PASS_COLUMNS)
-    header = f"{'nodes':>6} {'total s':>8} " + " ".join(f"{head:>7}" for _, head in names)
+    names = [("import", "import")] + [(name, head) for name, head in PASS_COLUMNS if name != "emit"]
+    names[-1] = (names[-1][0], names[-1][1] + "+e")  # the last pass's cost includes the emitter (stage_costs)
+    unit, width = ("calls", 10) if calls else ("CPU s", 7)
+    header = f"{'nodes':>6} {'total':>{width + 2}} " + " ".join(f"{head:>{width}}" for _, head in names)
+    print(f"{unit} per stage")
     print(header)
     print("-" * len(header))
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for nodes in sorted(sizes):
-            row = measure(chain_path(nodes, folder), repeats, memory)
-            timings = dict(row["timings"])
-            rows.append((nodes, row["total"], timings))
-            print(f"{nodes:6d} {row['total']:8.3f} " + " ".join(f"{timings.get(n, 0.0):7.3f}" for n, _ in names),
+            costs = measure(chain_path(nodes, folder), repeats, memory, calls=calls)
+            total = sum(costs.values())
+            rows.append((nodes, total, costs))
+            cell = (lambda v: f"{v:{width}.0f}") if calls else (lambda v: f"{v:{width}.3f}")
+            print(f"{nodes:6d} {cell(total):>{width + 2}} " + " ".join(cell(costs.get(n, 0.0)) for n, _ in names),
                   flush=True)
-    print("marginal s/1k nodes per pass (flat = linear):")
+    print(f"marginal {unit} per 1000 nodes, size to size (flat = linear):")
     for name, head in [("total", "total")] + names:
         steps = []
         for (n0, t0, p0), (n1, t1, p1) in zip(rows, rows[1:]):
             a, b = (t0, t1) if name == "total" else (p0.get(name, 0.0), p1.get(name, 0.0))
-            steps.append(f"{1000 * (b - a) / (n1 - n0):.4f}")
-        print(f"  {head:8} " + " ".join(steps))
+            steps.append(f"{1000 * (b - a) / (n1 - n0):.4f}" if not calls else f"{1000 * (b - a) / (n1 - n0):.0f}")
+        print(f"  {head:9} " + " ".join(steps))
     if len(rows) > 1:
-        print(f"largest over smallest total time: {rows[-1][1] / rows[0][1]:.2f} for {rows[-1][0] / rows[0][0]:.1f}x "
+        print(f"largest over smallest total: {rows[-1][1] / rows[0][1]:.2f} for {rows[-1][0] / rows[0][0]:.1f}x "
               "the nodes")
 
 
@@ -173,10 +212,26 @@ def child(path: str, repeats: int, memory: str) -> dict:
     return {"total": best[0], "timings": best[1], "rss_growth": peak - before, "stages": _import_stages(path)}
 
 
-def measure(path: str, repeats: int, memory: str) -> dict:
-    """Run `child` in a fresh interpreter, so each model's peak RSS is its own."""
+def chain_child(path: str, repeats: int, memory: str, calls: bool) -> dict:
+    """The cheapest of `repeats` conversions' stage costs (a call count is the same every time: one run)."""
+    import gc
+
+    best = None
+    for _ in range(1 if calls else repeats):
+        costs = stage_costs(path, memory, calls)
+        if best is None or sum(costs.values()) < sum(best.values()):
+            best = costs
+        gc.collect()
+    return best
+
+
+def measure(path: str, repeats: int, memory: str, calls: bool = None) -> dict:
+    """Run `child` (or with `calls` set, `chain_child`) in a fresh interpreter, so each model's peak RSS is its
+    own."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", path, "--repeats", str(repeats),
            "--memory", memory]
+    if calls is not None:
+        cmd += ["--chain-child"] + (["--calls"] if calls else [])
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "child failed")
@@ -189,13 +244,18 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=2, help="conversions per model (the fastest is timed)")
     parser.add_argument("--memory", default="auto", help="memory policy of the conversions")
     parser.add_argument("--chain", type=int, nargs="*", help="Add/Relu chains of these node counts instead of BERT")
+    parser.add_argument("--calls", action="store_true",
+                        help="with --chain: count each pass's Python function calls instead of its CPU seconds")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--chain-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.repeats, args.memory)))
+        result = (chain_child(args.child, args.repeats, args.memory, args.calls) if args.chain_child
+                  else child(args.child, args.repeats, args.memory))
+        print(json.dumps(result))
         return 0
     if args.chain:
-        chain_table(args.chain, args.repeats, args.memory)
+        chain_table(args.chain, args.repeats, args.memory, args.calls)
         return 0
     columns = [("layers", 6), ("nodes", 6), ("weights MB", 10), ("total s", 8), ("s/1k nodes", 10)]
     columns += [("import", 7)] + [(head, 7) for _, head in IMPORT_COLUMNS] + [(head, 7) for _, head in PASS_COLUMNS]
