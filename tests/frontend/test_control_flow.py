@@ -17,7 +17,8 @@ from onnx2ttnn.passes.fold_constants import FoldConstants
 
 
 def _model(text: str, opset: int = 17) -> onnx.ModelProto:
-    model = onnx.parser.parse_model(f'<ir_version: 8, opset_import: ["" : {opset}]>\n' + text)
+    ir = onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+    model = onnx.parser.parse_model(f'<ir_version: {max(ir, 8)}, opset_import: ["" : {opset}]>\n' + text)
     onnx.checker.check_model(model, full_check=True)
     return model
 
@@ -199,3 +200,27 @@ def test_a_malformed_loop_body_is_refused_naming_the_node(damage, words):
     with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): ") as info:
         onnx2ttnn.convert(model)
     assert words in str(info.value)
+
+
+IF = """
+g (float[2,3] x) => (float[2,3] y) {
+    s = Shape (x)
+    r = Size (s)
+    two = Constant <value = int64 {2}> ()
+    c = Equal (r, two)
+    y = If (c) <then_branch = t () => (float[2,3] a) { a = Neg (x) }, else_branch = e () => (float[2,3] b) { b = Abs (x) }>
+}
+"""
+# (op, schema version) -> the opset of the model that checks it: the claimed versions no node-test case is at
+# (tests/node/test_older_versions.py UNIT_TESTED points here)
+VERSIONS = [("If", v) for v in (13, 16, 21, 23, 24, 25)] + [("Loop", v) for v in (1, 13, 16, 19, 21, 23, 24, 25)] + \
+    [("Scan", v) for v in (11, 16, 19, 21, 23, 24, 25)]
+
+
+@pytest.mark.parametrize("op,version", VERSIONS, ids=[f"{op}-{v}" for op, v in VERSIONS])
+def test_every_claimed_schema_version_rewrites_and_matches_onnxruntime(op, version):
+    opset = 10 if version == 1 else version  # Loop-1 serves opsets 1 to 10 (onnxruntime runs 7 on)
+    assert onnx.defs.get_schema(op, opset).since_version == version
+    model = _model({"If": IF, "Loop": LOOP, "Scan": SCAN}[op], opset)
+    assert op not in _folded_ops(model)
+    _verify(model)
