@@ -224,3 +224,34 @@ def test_every_claimed_schema_version_rewrites_and_matches_onnxruntime(op, versi
     model = _model({"If": IF, "Loop": LOOP, "Scan": SCAN}[op], opset)
     assert op not in _folded_ops(model)
     _verify(model)
+
+
+def test_a_loop_that_runs_no_iteration_passes_its_initial_values_through():
+    model = _model("""
+g (float[2,3] x) => (float[2,3] y) {
+    m = Constant <value = int64 {0}> ()
+    y = Loop (m, "", x) <body = body (int64 i, bool c, float[2,3] v) => (bool c2, float[2,3] w) {
+        c2 = Identity (c)
+        w = Add (v, v)
+    }>
+}
+""")
+    assert "Add" not in _folded_ops(model)
+    _verify(model)
+
+
+def test_the_unroll_budget_is_shared_by_the_loops_of_a_model():
+    body = "\n".join(f"        w{k} = Add ({'v' if k == 0 else f'w{k - 1}'}, x)" for k in range(8))
+    loop = """
+    {y} = Loop (m, "", {x}) <body = body{n} (int64 i, bool c, float[2,3] v) => (bool c2, float[2,3] w7) {{
+        c2 = Identity (c)
+{body}
+    }}>"""
+    half = UNROLL_BUDGET // 8 // 2 + 1  # each loop alone fits, both together do not
+    model = _model(f"""
+g (float[2,3] x) => (float[2,3] z) {{
+    m = Constant <value = int64 {{{half}}}> (){loop.format(y="y", x="x", n=0, body=body)}{loop.format(y="z", x="y", n=1, body=body)}
+}}
+""")
+    ops = _folded_ops(model)
+    assert ops.count("Loop") == 1 and ops.count("Add") == 8 * half
