@@ -118,7 +118,8 @@ def _attr_ints(node: gs.Node, name: str, count: int, default: int = 0) -> list[i
 def _loop_plan(node: gs.Node) -> Union[_Plan, str]:
     """The plan for a Loop node, or why it stays a Loop."""
     body = node.attrs.get("body")
-    if not isinstance(body, gs.Graph) or len(body.inputs) != len(node.inputs) or len(body.outputs) < len(body.inputs) - 1:
+    if not isinstance(body, gs.Graph) or len(body.inputs) != len(node.inputs) \
+            or len(body.outputs) < len(body.inputs) - 1:
         return "its body does not match the node's inputs and outputs"
     m, cond = _present(node, 0), _present(node, 1)
     if m is None:
@@ -227,7 +228,7 @@ class Unroller:
                 names = names or GraphNames(_all_names(graph))
                 self.remaining -= plan.cost
                 self.unrolled += 1
-                copier = _Copier(names, self.opset, names.fresh(node.name or node.op))
+                copier = _Copier(names, self.opset, node.name or names.fresh(node.op))  # (derived names are fresh)
                 nodes += copier.loop(node, plan.iterations) if node.op == "Loop" else copier.scan(node)
                 changed = any_changed = True
             graph.nodes = nodes

@@ -138,7 +138,8 @@ def _check_scan(node, bodies, opset) -> Optional[str]:
     if count < 1 or states < 0:
         return f"num_scan_inputs {count} does not fit its {len(node.input)} inputs"
     if len(body.input) != states + count:
-        return f"its body takes {len(body.input)} inputs, but the node passes {states} state(s) and {count} scan input(s)"
+        return (f"its body takes {len(body.input)} inputs, but the node passes {states} state(s) and {count} "
+                "scan input(s)")
     if len(body.output) != len(node.output) or len(body.output) < states:
         return (f"its body returns {len(body.output)} outputs, but the node has {len(node.output)} "
                 f"({states} state(s) first)")

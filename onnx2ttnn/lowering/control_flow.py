@@ -20,7 +20,8 @@ _SCAN_NOTE = f"unrolled over the static sequence length within {UNROLL_BUDGET} u
 
 
 def _declined(ctx: LoweringContext, node: gs.Node, opset: int) -> None:
-    reason = why_not_unrolled(node, opset) or f"the model's other loops used up the unroll budget ({UNROLL_BUDGET} nodes)"
+    reason = why_not_unrolled(node, opset) or \
+        f"the model's other loops used up the unroll budget ({UNROLL_BUDGET} nodes)"
     ctx.decline(f"{node.op} not unrolled: {reason}")
 
 

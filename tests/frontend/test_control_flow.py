@@ -208,7 +208,8 @@ g (float[2,3] x) => (float[2,3] y) {
     r = Size (s)
     two = Constant <value = int64 {2}> ()
     c = Equal (r, two)
-    y = If (c) <then_branch = t () => (float[2,3] a) { a = Neg (x) }, else_branch = e () => (float[2,3] b) { b = Abs (x) }>
+    y = If (c) <then_branch = t () => (float[2,3] a) { a = Neg (x) },
+                else_branch = e () => (float[2,3] b) { b = Abs (x) }>
 }
 """
 # (op, schema version) -> the opset of the model that checks it: the claimed versions no node-test case is at
@@ -250,7 +251,9 @@ def test_the_unroll_budget_is_shared_by_the_loops_of_a_model():
     half = UNROLL_BUDGET // 8 // 2 + 1  # each loop alone fits, both together do not
     model = _model(f"""
 g (float[2,3] x) => (float[2,3] z) {{
-    m = Constant <value = int64 {{{half}}}> (){loop.format(y="y", x="x", n=0, body=body)}{loop.format(y="z", x="y", n=1, body=body)}
+    m = Constant <value = int64 {{{half}}}> ()
+    {loop.format(y="y", x="x", n=0, body=body)}
+    {loop.format(y="z", x="y", n=1, body=body)}
 }}
 """)
     ops = _folded_ops(model)
