@@ -2,6 +2,8 @@
 is declined with the reason."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 import onnx.parser
@@ -258,3 +260,14 @@ g (float[2,3] x) => (float[2,3] z) {{
 """)
     ops = _folded_ops(model)
     assert ops.count("Loop") == 1 and ops.count("Add") == 8 * half
+
+
+def test_a_torchscript_exported_loop_over_an_input_dim_is_unrolled():
+    # tests/data/torchscript_loop.onnx: torch.onnx.export(torch.jit.script(m), dynamo=False, opset 17) of
+    #   h = x; for i in range(x.size(0) + 3): h = tanh(lin(h)) + x[i % 2]; if x.dim() == 2: h = h * 2
+    # with x [2, 8]: the exporter writes Loop(M=5, cond=true) whose condition output is Identity(an outer true)
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "torchscript_loop.onnx")
+    assert [n.op_type for n in onnx.load(path).graph.node].count("Loop") == 1
+    report = onnx2ttnn.verify(path)
+    assert report.passed, report.text()
+    assert "Loop" not in _folded_ops(onnx.load(path))
