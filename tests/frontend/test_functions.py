@@ -135,3 +135,14 @@ def test_a_deep_chain_of_functions_inlines_without_recursion_limits():
         functions.append(_function(f"F{i}", ["a"], ["y"], [_call(f"F{i - 1}", ["a"], ["y"], f"c{i}")]))
     model = _model([_call("F1499", ["x"], ["y"], "top")], functions)
     check_functions(model)  # an iterative walk: no RecursionError
+
+
+def test_a_function_called_along_two_paths_is_no_cycle():
+    d = _function("D", ["a"], ["y"], [helper.make_node("Relu", ["a"], ["y"])])
+    b = _function("B", ["a"], ["y"], [_call("D", ["a"], ["y"], "bd")])
+    c = _function("C", ["a"], ["y"], [_call("D", ["a"], ["y"], "cd")])
+    a = _function("A", ["a"], ["y"], [_call("B", ["a"], ["t"], "ab"), _call("C", ["t"], ["y"], "ac")])
+    model = _model([_call("A", ["x"], ["y"], "top")], [a, b, c, d])
+    check_functions(model)
+    inline_functions(model)
+    assert _ops(model) == ["Relu", "Relu"]
