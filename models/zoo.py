@@ -93,6 +93,11 @@ def _light(name: str) -> str:
 MODELS: list[ZooModel] = [
     ZooModel("mlp", "MLP", "example", path=os.path.join(HERE, "mlp.onnx")),
     ZooModel("cnn", "small CNN", "example", path=os.path.join(HERE, "cnn.onnx")),
+    # --- control flow (models/make_examples.py): If inlined, Loop unrolled, model-local function inlined ---
+    ZooModel("if_rank", "If on the input's rank (example)", "example", path=os.path.join(HERE, "if_rank.onnx")),
+    ZooModel("loop_rnn", "RNN cell in a static Loop (example)", "example", path=os.path.join(HERE, "loop_rnn.onnx")),
+    ZooModel("local_function", "model-local function blocks (example)", "example",
+             path=os.path.join(HERE, "local_function.onnx")),
     # --- vision (transformers) ---
     ZooModel("resnet", "ResNet-50", "transformers", config="ResNetConfig", model="ResNetModel",
              reduced=dict(embedding_size=16, hidden_sizes=[32, 64, 128, 256], depths=[1, 1, 1, 1]),

@@ -165,6 +165,34 @@ def symbolic_model(path: Path) -> Path:
     return _save(_model(nodes, [x], [y], [w]), path)
 
 
+def recursive_function_model(path: Path) -> Path:
+    """Node 'r0' calls the model-local function local.Rec, whose body calls local.Rec (the checker refuses it)."""
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    rec = helper.make_function("local", "Rec", ["a"], ["b"],
+                               [helper.make_node("Rec", ["a"], ["b"], name="again", domain="local")], opsets)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    graph = helper.make_graph([helper.make_node("Rec", ["x"], ["y"], name="r0", domain="local")], "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=opsets, functions=[rec]), str(path))
+    return path
+
+
+def malformed_loop_model(path: Path) -> Path:
+    """Loop 'the_loop' whose body returns its condition as a float (the checker lets it pass)."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["c"], ["c_out"], to=TensorProto.FLOAT), helper.make_node("Neg", ["v"], ["w"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("v", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("c_out", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 8])])
+    m = numpy_helper.from_array(np.array(3, np.int64), "m")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    return _save(_model([helper.make_node("Loop", ["m", "", "x"], ["y"], name="the_loop", body=body)], [x], [y], [m]),
+                 path)
+
+
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
     """A folder with every bad model, a good model and a sub-folder `out` for outputs."""
@@ -182,6 +210,8 @@ def work(tmp_path: Path) -> Path:
     unsupported_model(tmp_path / "unsupported.onnx")
     fallback_model(tmp_path / "fallback.onnx")
     symbolic_model(tmp_path / "symbolic.onnx")
+    recursive_function_model(tmp_path / "recursive.onnx")
+    malformed_loop_model(tmp_path / "bad_loop.onnx")
     (tmp_path / "a_file").write_text("a file, not a folder\n")
     (tmp_path / "out").mkdir()
     same = tmp_path / "same"  # models an output could land on
@@ -213,6 +243,10 @@ BAD = [
       "ReverseSequence (opset 17 schema 10): 'rev0', 'rev1'",
       "host fallbacks exist for Det (schema 11), Hardmax (schema 13), ReverseSequence (schema 10)"]),
     ("symbolic-dims", "symbolic.onnx", "out/m.py", [], ["'x'", "N", "--input-shape"]),
+    ("recursive-function", "recursive.onnx", "out/m.py", [],
+     ["node 'r0' (local::Rec) calls a model-local function that calls itself (local::Rec -> local::Rec)"]),
+    ("malformed-loop-body", "bad_loop.onnx", "out/m.py", [],
+     ["node 'the_loop' (Loop): its body's condition output 'c_out' is float, not bool"]),
     ("output-folder-missing", str(MLP), "no_such_folder/m.py", [], ["no_such_folder", "does not exist"]),
     ("output-parent-is-a-file", str(MLP), "a_file/m.py", [], ["a_file"]),
     ("output-is-a-folder", str(MLP), "out/dir.py", [], ["dir.py"]),
@@ -254,7 +288,7 @@ BAD = [
 ]
 # the cases also run as a real subprocess (each costs ~0.5 s of interpreter start-up)
 SUBPROCESS_CASES = {"missing-file", "random-bytes", "truncated-protobuf", "missing-external-data",
-                    "unsupported-ops", "no-fallback", "symbolic-dims", "output-parent-is-a-file", "output-is-a-folder",
+                    "unsupported-ops", "no-fallback", "symbolic-dims", "recursive-function", "malformed-loop-body", "output-parent-is-a-file", "output-is-a-folder",
                     "bad-input-shape-no-equals", "unknown-input-name", "output-is-the-model", "emit-ir-is-the-model",
                     "weights-are-external-data", "failed-conversion-dumps"}
 BAD_RUNS = [pytest.param(mode, *case, id=f"{case[0]}-{mode}") for case in BAD

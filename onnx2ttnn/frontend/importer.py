@@ -1,4 +1,5 @@
-"""From a file (or ModelProto) to the IR Module: load, override input shapes, infer shapes, validate, import."""
+"""From a file (or ModelProto) to the IR Module: load, inline model-local functions, override input shapes,
+infer shapes, validate, import."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.functions import inline_functions
 from onnx2ttnn.frontend.load import load_model, opset_of
 from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
 from onnx2ttnn.frontend.validate import validate_model
@@ -29,6 +31,7 @@ def import_model(model: Union[str, os.PathLike, onnx.ModelProto], input_shapes: 
     else:
         raise ConversionError(f"expected a path or an onnx.ModelProto, got {type(model).__name__}")
     check_input_shapes(input_shapes)
+    inline_functions(proto)  # calls of model-local functions become their bodies' nodes
     check_model(proto)  # before shape inference, which would do the work an over-limit attribute asks for
     opset = opset_of(proto)
     override_input_shapes(proto, input_shapes)

@@ -7,6 +7,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.functions import check_functions
 from onnx2ttnn.frontend.shapes import SHAPE_ONLY_ELEMENTS, elements
 from onnx2ttnn.messages import clean_message, one_line
 
@@ -26,6 +27,7 @@ def load_model(path: str) -> onnx.ModelProto:
     if not model.HasField("graph") or not model.opset_import:
         raise ConversionError(f"{path} is not a valid ONNX model (no graph or no opset)")
     _load_external_data(model, os.path.dirname(os.path.abspath(path)), path)
+    check_functions(model)  # before the checker, which refuses a recursive function without naming the node
     _check(path)
     return model
 

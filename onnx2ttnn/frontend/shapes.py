@@ -65,7 +65,7 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
     """Strict ONNX shape and type inference with data propagation (resolves Shape->Gather->Concat->Reshape
     chains), run on a light copy of the model (large initializers demoted to typed inputs, so no weight is
     serialized or copied); the shapes it finds are written back into `model`, which is returned."""
-    light = _light_copy(model)
+    light = light_copy(model)
     if light.ByteSize() >= 2**31:
         return model  # > 2 GB without the weights: rely on the shapes the exporter wrote and on folding
     try:
@@ -122,7 +122,7 @@ def _message(failures: list[tuple[str, str]]) -> str:
     return f"{INVALID}:\n" + "\n".join(f"  {line}" for line in described)
 
 
-def _light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+def light_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     """`model` without the data of its large initializers: each becomes a graph input of its dtype and shape."""
     light = onnx.ModelProto()
     _copy_fields(model, light, skip="graph")

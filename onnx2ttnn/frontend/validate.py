@@ -11,6 +11,10 @@ contradict the graph.  This module checks, on the inferred ModelProto's main gra
   inferred) or a static inferred output shape must hold as many elements as the static input.
 - Conv and ConvTranspose agree with their weight W: kernel_shape is W's spatial dims, the input channels are
   W's (times `group` for Conv) and a bias has one value per output channel.
+- Control flow, in the main graph and every subgraph: a Loop body takes the iteration number (int64) and
+  the condition (bool) before the loop-carried values and returns the condition (bool) first; a Scan body
+  takes one value per state and scan input and returns one per output; If's branches return one value per
+  output.  (Inference checks counts only partly; the unroller relies on them.)
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "node 'g' (Gather):
 index 50 is out of range for axis 0 of size 4 (valid: -4 to 3)".
@@ -64,6 +68,7 @@ class _Graph:
 
 def validate_model(model: onnx.ModelProto) -> None:
     """Raise ConversionError naming the first node of `model` (inferred shapes in it) that a check refuses."""
+    _validate_control_flow(model.graph, _opset(model))
     graph = _Graph(model.graph)
     for index, node in enumerate(model.graph.node):
         check = _CHECKS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
@@ -73,6 +78,85 @@ def validate_model(model: onnx.ModelProto) -> None:
         if reason:
             name = node.name or f"{node.op_type}_{index}"
             raise ConversionError(f"invalid model: node {name!r} ({node.op_type}): {reason}")
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return next((e.version for e in model.opset_import if e.domain in ("", "ai.onnx")), 0)
+
+
+def _validate_control_flow(graph: onnx.GraphProto, opset: int) -> None:
+    """The structure of every If, Loop and Scan body, in `graph` and its subgraphs (iteratively)."""
+    stack = [graph]
+    while stack:
+        for index, node in enumerate(stack.pop().node):
+            check = _CONTROL_FLOW.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+            bodies = {a.name: a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH}
+            reason = check(node, bodies, opset) if check is not None else None
+            if reason:
+                name = node.name or f"{node.op_type}_{index}"
+                raise ConversionError(f"invalid model: node {name!r} ({node.op_type}): {reason}")
+            stack.extend(bodies.values())
+            stack.extend(g for a in node.attribute for g in a.graphs)
+
+
+def _elem_type(info: onnx.ValueInfoProto) -> int:
+    """The declared element type of a tensor value (0: not declared or not a tensor)."""
+    return info.type.tensor_type.elem_type if info.type.HasField("tensor_type") else 0
+
+
+def _type_name(elem_type: int) -> str:
+    return onnx.TensorProto.DataType.Name(elem_type).lower()
+
+
+def _check_loop(node, bodies, opset) -> Optional[str]:
+    body = bodies.get("body")
+    if body is None:
+        return "it has no body graph"
+    carried = len(node.input) - 2
+    if carried < 0 or len(body.input) != len(node.input):
+        return (f"its body takes {len(body.input)} inputs, but a Loop with {max(carried, 0)} loop-carried "
+                f"value(s) passes {max(carried, 0) + 2} (iteration number, condition, the values)")
+    if len(body.output) < 1 + carried or len(node.output) != len(body.output) - 1:
+        return (f"its body returns {len(body.output)} outputs, but the node has {len(node.output)}: the body "
+                "must return the condition, then one value per node output")
+    for info, want, role in ((body.input[0], onnx.TensorProto.INT64, "iteration number input"),
+                             (body.input[1], onnx.TensorProto.BOOL, "condition input"),
+                             (body.output[0], onnx.TensorProto.BOOL, "condition output")):
+        got = _elem_type(info)
+        if got and got != want:
+            return f"its body's {role} {info.name!r} is {_type_name(got)}, not {_type_name(want)}"
+    return None
+
+
+def _check_scan(node, bodies, opset) -> Optional[str]:
+    body = bodies.get("body")
+    if body is None:
+        return "it has no body graph"
+    count = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+    first = 1 if opset < 9 else 0  # Scan-8 takes sequence_lens first
+    states = len(node.input) - first - count
+    if count < 1 or states < 0:
+        return f"num_scan_inputs {count} does not fit its {len(node.input)} inputs"
+    if len(body.input) != states + count:
+        return (f"its body takes {len(body.input)} inputs, but the node passes {states} state(s) and {count} "
+                "scan input(s)")
+    if len(body.output) != len(node.output) or len(body.output) < states:
+        return (f"its body returns {len(body.output)} outputs, but the node has {len(node.output)} "
+                f"({states} state(s) first)")
+    return None
+
+
+def _check_if(node, bodies, opset) -> Optional[str]:
+    for branch in ("then_branch", "else_branch"):
+        body = bodies.get(branch)
+        if body is None:
+            return f"it has no {branch} graph"
+        if len(body.output) != len(node.output):
+            return f"its {branch} returns {len(body.output)} outputs, but the node has {len(node.output)}"
+    return None
+
+
+_CONTROL_FLOW: dict[str, Callable] = {"Loop": _check_loop, "Scan": _check_scan, "If": _check_if}
 
 
 def _input(node: onnx.NodeProto, index: int) -> str:

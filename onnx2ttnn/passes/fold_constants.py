@@ -2,7 +2,8 @@
 
 Reads: a graph with static input shapes.  Writes: constant tensors in place of foldable nodes
 (Shape -> Gather -> Concat -> Reshape chains become a constant shape; Size, Range, ConstantOfShape of
-constants too), `If` nodes with a constant condition replaced by the nodes of the branch taken, dead nodes
+constants too), `If` nodes with a constant condition replaced by the nodes of the branch taken, `Loop` and
+`Scan` nodes with a static iteration count unrolled within a budget (frontend/control_flow.py), dead nodes
 removed, static shapes on every tensor whose shape folding made known, nodes in topological order.
 Before: `Reshape(x, Concat(Gather(Shape(x), 0), [-1]))`; after: `Reshape(x, [2, -1])`.
 
@@ -20,6 +21,7 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.frontend.control_flow import Unroller
 from onnx2ttnn.ir.graph import Module, is_onnx_op
 from onnx2ttnn import ort
 from onnx2ttnn.ir.names import GraphNames
@@ -38,23 +40,28 @@ class FoldConstants(Pass):
         _constant_nodes_to_tensors(graph)
         logging.getLogger("G-LOGGER").setLevel(logging.ERROR)
         gs.logger.G_LOGGER.severity = gs.logger.G_LOGGER.ERROR
+        unroller = Unroller(module.opset)
         rounds = 0
         while rounds < _MAX_ROUNDS:
             count = len(graph.nodes)
-            _fold(graph)
+            rewritten = _fold(graph, unroller)
             rounds += 1
-            folded = len(graph.nodes) != count
+            folded = rewritten or len(graph.nodes) != count
             if not folded and not _unknown_shapes(graph):
                 break
             if not _reinfer_shapes(graph) and not folded:
                 break
-        module.notes[self.name] = {"nodes_before": before, "nodes_after": len(graph.nodes), "rounds": rounds}
+        module.notes[self.name] = {"nodes_before": before, "nodes_after": len(graph.nodes), "rounds": rounds,
+                                   "unrolled": unroller.unrolled}
 
 
-def _fold(graph: gs.Graph) -> None:
-    """One round: inline constant-condition Ifs, evaluate the ops onnxruntime will not fold for us, then
-    graphsurgeon folding (the whole graph at once; part by part when one node makes onnxruntime fail)."""
+def _fold(graph: gs.Graph, unroller: Unroller) -> bool:
+    """One round: inline constant-condition Ifs, unroll the Loops and Scans that can be, evaluate the ops
+    onnxruntime will not fold for us, then graphsurgeon folding (the whole graph at once; part by part when
+    one node makes onnxruntime fail).  True when control flow was rewritten."""
+    count = len(graph.nodes)
     _inline_constant_ifs(graph)
+    rewritten = unroller.run(graph) or len(graph.nodes) != count
     _constant_nodes_to_tensors(graph)  # Constant nodes an inlined branch brought in
     _evaluate_shape_ops(graph)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), ort.quiet():
@@ -64,6 +71,7 @@ def _fold(graph: gs.Graph) -> None:
             graph.fold_constants(fold_shapes=True, error_ok=True, flatten_subgraphs=False,
                                  partitioning="recursive")
     graph.cleanup(remove_unused_graph_inputs=False).toposort()
+    return rewritten
 
 
 def _inline_constant_ifs(graph: gs.Graph) -> None:
@@ -224,6 +232,9 @@ def _inferred_types(graph: gs.Graph) -> dict[str, tuple]:
     with contextlib.redirect_stdout(io.StringIO()):
         model = gs.export_onnx(light, do_type_check=False)
     del model.graph.value_info[:]
+    # before IR 4 inference reads only the initializers listed as graph inputs: the constants a pass added
+    # (an unrolled Scan's indices) would have no type
+    model.ir_version = max(model.ir_version, 4)
     for out in model.graph.output:
         out.type.tensor_type.ClearField("shape")
     try:

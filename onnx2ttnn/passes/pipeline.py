@@ -22,6 +22,7 @@ from onnx2ttnn.passes.simplify_ttnn import SimplifyTTNN
 # What the importer does before the first pass (frontend/importer.py).
 IMPORT_STAGES = (
     ("load", "read the .onnx file and its external data, run the ONNX checker"),
+    ("inline-functions", "calls of model-local functions become their bodies' nodes; recursion refused"),
     ("override-input-shapes", "pin graph input shapes given with --input-shape"),
     ("infer-shapes", "ONNX shape inference with data propagation; every input must be static"),
 )

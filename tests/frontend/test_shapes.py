@@ -8,7 +8,7 @@ import onnx.numpy_helper
 import pytest
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.frontend.shapes import _light_copy, infer_shapes
+from onnx2ttnn.frontend.shapes import light_copy, infer_shapes
 
 TEXT = """
 <ir_version: 8, opset_import: ["" : 18]>
@@ -46,7 +46,7 @@ def test_inference_on_the_light_copy_equals_inference_on_the_model(as_inputs):
 
 
 def test_the_light_copy_holds_no_large_weight_but_its_type():
-    light = _light_copy(_model())
+    light = light_copy(_model())
     assert sorted(t.name for t in light.graph.initializer) == ["minus", "one"]
     demoted = next(i for i in light.graph.input if i.name == "w")
     assert [d.dim_value for d in demoted.type.tensor_type.shape.dim] == [64, 32]

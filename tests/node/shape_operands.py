@@ -42,6 +42,8 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Upsample": (1,),  # scales
     "CenterCropPad": (1, 2),  # shape, axes
     "AffineGrid": (1,),  # size: the output grid's shape
+    "If": (0,),  # cond: the branch taken
+    "Loop": (0, 1),  # M, cond: the iteration count
 }
 
 PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
