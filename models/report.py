@@ -1,12 +1,14 @@
 """Regenerate docs/zoo.md: run every zoo model and write the table, the raw results and the memory plots.
 
-    python -m models.report [--full] [--no-real-ttnn] [NAME ...]
+    python -m models.report [--full] [--no-real-ttnn] [--update] [NAME ...]
 
 For each entry of models/zoo.py (and each of its exporters) it calls models.evaluate.evaluate: export
 (cached), convert, simulator vs onnxruntime, and real ttnn on the mock n150 (unless --no-real-ttnn). It
 writes docs/zoo.md (or docs/zoo-full.md with --full), docs/zoo/results[-full].json and, for one CNN
 and one transformer, a PNG of device memory over the forward pass. A model that fails is listed with the
-stage and message: nothing drops out of the table.
+stage and message: nothing drops out of the table. `--update NAME ...` runs only the named entries and keeps
+every other row from the last docs/zoo/results[-full].json (the page says which rows were carried over), so
+adding one entry does not mean re-running the whole zoo.
 """
 from __future__ import annotations
 
@@ -45,8 +47,8 @@ def row(r: ZooResult) -> tuple[str, ...]:
             _kib(r.peak_dram_per_bank) if measured else "-", real)
 
 
-def render(results: list[ZooResult], title: str, command: str, plots: list[str]) -> str:
-    """The Markdown page."""
+def render(results: list[ZooResult], title: str, command: str, plots: list[str], carried=()) -> str:
+    """The Markdown page (`carried`: names of entries whose rows come from an earlier run, --update)."""
     passed = [r for r in results if r.status == "pass"]
     no_fallback = [r for r in passed if r.fallback_ops == 0]
     archs = {r.architecture for r in passed}
@@ -58,6 +60,9 @@ def render(results: list[ZooResult], title: str, command: str, plots: list[str])
              "end with only parameters and outputs left allocated. Peaks are the simulator's, over forward, "
              f"per L1 bank (one per core) and per DRAM bank; `--memory {MEMORY}` (the default).", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    if carried:
+        lines[4:4] = [f"Rows carried over from the previous run (not re-run by this command): {', '.join(carried)}.",
+                      ""]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row(r)) + " |" for r in results]
     failures = [r for r in results if r.status != "pass"]
     if failures:
@@ -72,6 +77,19 @@ def render(results: list[ZooResult], title: str, command: str, plots: list[str])
         lines += ["", "## Device memory over the forward pass", ""]
         lines += [f"![{os.path.basename(p)}]({os.path.relpath(p, DOCS)})" for p in plots]
     return "\n".join(lines) + "\n"
+
+
+def _merge_with_previous(fresh: list[ZooResult], path: str, order: list[str]) -> tuple[list[ZooResult], list[str]]:
+    """The fresh results, plus the previous run's rows for every other entry, in the zoo's order; and the names
+    of the rows carried over."""
+    with open(path) as f:
+        previous = [ZooResult(**row) for row in json.load(f)]
+    ran = {r.name for r in fresh}
+    rows = [r for r in previous if r.name not in ran] + fresh
+    rank = {name: i for i, name in enumerate(order)}
+    rows.sort(key=lambda r: rank.get(r.name, len(rank)))  # stable: exporters keep their order
+    carried = sorted({r.name for r in previous if r.name not in ran}, key=lambda n: rank.get(n, len(rank)))
+    return [r for r in rows if r.name in rank], carried
 
 
 def plot(result: ZooResult, path: str, memory: str) -> str:
@@ -111,7 +129,11 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", help="zoo entries (default: all CI entries, or all with --full)")
     ap.add_argument("--full", action="store_true", help="the published full-size configs")
     ap.add_argument("--no-real-ttnn", action="store_true", help="skip the real ttnn mock tier")
+    ap.add_argument("--update", action="store_true",
+                    help="run only the named entries; keep the other rows of the last results file")
     args = ap.parse_args(argv)
+    if args.update and not args.names:
+        ap.error("--update needs the names of the entries to run")
     mock = None
     if not args.no_real_ttnn:
         from tests.real_ttnn.mock import TTNNMock
@@ -129,15 +151,26 @@ def main(argv=None) -> int:
                       file=sys.stderr, flush=True)
                 results.append(r)
     suffix = "-full" if args.full else ""
+    carried: list[str] = []
+    if args.update:
+        results, carried = _merge_with_previous(results, os.path.join(DOCS, "zoo", f"results{suffix}.json"),
+                                                [e.name for e in zoo.selected(args.full, None)])
     plots = []
     for r in results:
-        if r.name in PLOTTED and r.status == "pass" and r.exporter in ("dynamo", "-") and r.memory_trace:
+        fresh = isinstance(r.memory_trace, list)  # a row carried over (--update) keeps only the trace's length
+        if r.name in PLOTTED and r.status == "pass" and r.exporter in ("dynamo", "-") and fresh and r.memory_trace:
             plots.append(plot(r, os.path.join(DOCS, "zoo", f"{r.name}{suffix}-memory.png"), MEMORY))
     command = " ".join(["python -m models.report"] + (["--full"] if args.full else []) +
-                       (["--no-real-ttnn"] if mock is None else []) + list(args.names))
-    _write(os.path.join(DOCS, f"zoo{suffix}.md"), render(results, "Model zoo" + (" (full size)" if args.full else ""),
-                                                       command, plots))
-    raw = [dict(asdict(r), memory_trace=len(r.memory_trace)) for r in results]
+                       (["--no-real-ttnn"] if mock is None else []) + (["--update"] if args.update else []) +
+                       list(args.names))
+    for name in PLOTTED:  # a plot of a row carried over stays as it was
+        path = os.path.join(DOCS, "zoo", f"{name}{suffix}-memory.png")
+        if name in carried and os.path.exists(path) and path not in plots:
+            plots.append(path)
+    page = render(results, "Model zoo" + (" (full size)" if args.full else ""), command, plots, carried)
+    _write(os.path.join(DOCS, f"zoo{suffix}.md"), page)
+    raw = [dict(asdict(r), memory_trace=r.memory_trace if isinstance(r.memory_trace, int) else len(r.memory_trace))
+           for r in results]
     _write(os.path.join(DOCS, "zoo", f"results{suffix}.json"), json.dumps(raw, indent=1) + "\n")
     failed = [r for r in results if r.status != "pass"]
     print(f"[zoo] {len(results) - len(failed)} of {len(results)} pass; wrote docs/zoo{suffix}.md", file=sys.stderr)
