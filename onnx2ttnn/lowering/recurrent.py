@@ -16,8 +16,8 @@ the recurrent side, where the reset gate multiplies it), and R of each direction
 
 Without initial_h (or initial_c) the first step skips the terms of a zero state rather than uploading zeros.
 Gate orders are the spec's: LSTM i, o, f, c (peepholes P in i, o, f); GRU z, r, h; RNN one gate.  `clip`
-bounds every activation's input (the gates', and for LSTM also the cell state's input to h(), as
-onnxruntime does).  Activations: Sigmoid, Tanh, Relu, Softsign, Softplus, and LeakyRelu, ThresholdedRelu,
+bounds the input of every activation, as the spec says: the gates', and for LSTM the cell state's input to
+h() too (the tests agree with onnxruntime on clipped gates).  Activations: Sigmoid, Tanh, Relu, Softsign, Softplus, and LeakyRelu, ThresholdedRelu,
 Elu, HardSigmoid, Affine, ScaledTanh with their parameters from activation_alpha / activation_beta, which
 the parameterised activations consume in order.
 
