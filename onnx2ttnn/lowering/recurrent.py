@@ -43,7 +43,7 @@ from typing import Optional
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.errors import ConversionError, NotLowerable
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
@@ -67,6 +67,10 @@ class Activation:
     beta: float = 0.0
 
 
+def direction_count(node: gs.Node) -> int:
+    return 2 if _text(node.attrs.get("direction", "forward")) == "bidirectional" else 1
+
+
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -79,23 +83,27 @@ def _output(node: gs.Node, index: int) -> Optional[gs.Tensor]:
     return node.outputs[index] if len(node.outputs) > index and node.outputs[index].name else None
 
 
-def _activations(ctx: LoweringContext, node: gs.Node, op: str, directions: int) -> list[list[Activation]]:
-    """The activations of each direction ([f, g, h] for LSTM, [f, g] for GRU, [f] for RNN)."""
+def activation_list(node: gs.Node, op: str, directions: int) -> list[list[Activation]]:
+    """The activations of each direction ([f, g, h] for LSTM, [f, g] for GRU, [f] for RNN) with their
+    parameters; NotLowerable (its reason) for a list this module cannot compute (the host fallback reads
+    the same list)."""
     per = len(DEFAULTS[op]) if op != "RNN" else 1
     names = [_text(a) for a in node.attrs.get("activations", [])] or list(DEFAULTS[op][:per]) * directions
     if len(names) != per * directions:
-        ctx.decline(f"{op} with {directions} direction(s) takes {per * directions} activations, got {len(names)}")
+        raise NotLowerable(f"{op} with {directions} direction(s) takes {per * directions} activations, "
+                           f"got {len(names)}")
     alphas = [float(a) for a in node.attrs.get("activation_alpha", [])]
     betas = [float(b) for b in node.attrs.get("activation_beta", [])]
     acts = []
     for name in names:
         if name not in ACTIVATIONS:
-            ctx.decline(f"{op} activation {name!r} has no ttnn lowering (supported: {', '.join(ACTIVATIONS)})")
+            raise NotLowerable(f"{op} activation {name!r} has no ttnn lowering (supported: "
+                               f"{', '.join(ACTIVATIONS)})")
         params = ACTIVATIONS[name]
         alpha = alphas.pop(0) if "a" in params and alphas else None
         beta = betas.pop(0) if "b" in params and betas else None
         if ("a" in params and alpha is None) or ("b" in params and beta is None):
-            ctx.decline(f"{op} activation {name!r} needs its parameters in activation_alpha/activation_beta")
+            raise NotLowerable(f"{op} activation {name!r} needs its parameters in activation_alpha/activation_beta")
         acts.append(Activation(name, alpha or 0.0, beta or 0.0))
     return [acts[d * per:(d + 1) * per] for d in range(directions)]
 
@@ -131,7 +139,10 @@ class _Cell:
         self.clip = float(node.attrs["clip"]) if "clip" in node.attrs else None
         if self.clip is not None and not self.clip > 0:
             raise ConversionError(f"node {ctx.source!r}: {op} clip must be positive, got {self.clip}")
-        self.acts = _activations(ctx, node, op, self.dirs)
+        try:
+            self.acts = activation_list(node, op, self.dirs)
+        except NotLowerable as exc:
+            ctx.decline(exc.reason)
         self._check_sequence_lens()
 
     def _constant(self, index: int, what: str, shape) -> Optional[np.ndarray]:

@@ -124,23 +124,49 @@ def test_one_input_projection_and_one_recurrent_matmul_per_step():
     assert gru.count("ttnn.linear(") == 1 + 2 * 5  # linear_before_reset=0: h R_zr^T and (r * h) R_h^T
 
 
-def _declined(model, match):
+def _declined(model, match, fallback=True):
+    """The device rule declines `model`'s node with a reason matching `match`: without fallbacks the
+    conversion names it; with them (the default) the node runs on the host, counted in the summary."""
     with pytest.raises(ConversionError, match=match):
-        convert(model, dtype="fp32")
+        convert(model, dtype="fp32", fallback=False)
+    if fallback:
+        conversion = convert(model, dtype="fp32")
+        assert sum(conversion.fallback_counts().values()) == 1, conversion.fallback_counts()
+        return conversion
+    return None
 
 
-def test_unequal_sequence_lens_decline():
-    _declined(recurrent_model("LSTM", sequence_lens=[5, 3, 5]), r"sequence_lens \[5, 3, 5\] are not all")
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_unequal_sequence_lens_run_on_the_host_and_match_onnxruntime(op):
+    model = recurrent_model(op, sequence_lens=[5, 3, 1], direction="bidirectional", initial_h=True)
+    _declined(model, r"sequence_lens \[5, 3, 1\] are not all")
+    inputs = feeds(model)
+    got, leaks, _ = run(model, inputs)
+    assert leaks == []
+    report = verify(model, inputs=inputs, dtype="fp32")
+    assert report.passed, report.text()
 
 
-def test_runtime_weights_decline():
-    _declined(recurrent_model("GRU", runtime_weights=True), "W and R must be constants")
+def test_runtime_weights_run_on_the_host():
+    model = recurrent_model("GRU", runtime_weights=True, linear_before_reset=1)
+    _declined(model, "W and R must be constants")
+    report = verify(model, inputs=feeds(model), dtype="fp32")
+    assert report.passed, report.text()
 
 
-def test_unknown_activation_and_input_forget_decline():
-    _declined(recurrent_model("RNN", activations=["Gelu"]), "activation 'Gelu' has no ttnn lowering")
-    _declined(recurrent_model("LSTM", input_forget=1), "input_forget")
-    _declined(recurrent_model("RNN", activations=["LeakyRelu"]), "needs its parameters")
+def test_input_forget_runs_on_the_host():
+    model = recurrent_model("LSTM", input_forget=1, peepholes=True, initial_c=True)
+    _declined(model, "input_forget")
+    report = verify(model, inputs=feeds(model), dtype="fp32")
+    assert report.passed, report.text()
+
+
+def test_unknown_activations_are_refused_by_both():
+    _declined(recurrent_model("RNN", activations=["Gelu"]), "activation 'Gelu' has no ttnn lowering", fallback=False)
+    with pytest.raises(ConversionError, match="activation 'Gelu'"):
+        convert(recurrent_model("RNN", activations=["Gelu"]), dtype="fp32")
+    with pytest.raises(ConversionError, match="needs its parameters"):
+        convert(recurrent_model("RNN", activations=["LeakyRelu"]), dtype="fp32")
 
 
 def test_unrolled_steps_over_the_budget_decline():
@@ -149,7 +175,7 @@ def test_unrolled_steps_over_the_budget_decline():
 
 
 def test_the_budget_counts_every_recurrent_node_of_the_model():
-    """Two stacked layers of 3/4 of the budget each: the second one declines."""
+    """Two stacked layers of 3/4 of the budget each: the second one declines (and runs on the host)."""
     seq = MAX_UNROLLED_STEPS * 3 // 4
     rng = np.random.default_rng(0)
     w = [numpy_helper.from_array(rng.standard_normal((1, 2, 2)).astype(np.float32), n) for n in ("W", "R")]
@@ -161,3 +187,8 @@ def test_the_budget_counts_every_recurrent_node_of_the_model():
                               [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, None)], w + [axis])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
     _declined(model, f"unroll to {2 * seq} steps with the model's earlier recurrent nodes")
+
+
+def test_a_clip_that_is_not_positive_is_one_error():
+    with pytest.raises(ConversionError, match="clip must be positive, got -1.0"):
+        convert(recurrent_model("RNN", clip=-1.0), dtype="fp32")
