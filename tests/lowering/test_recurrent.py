@@ -11,6 +11,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.recurrent import MAX_UNROLLED_STEPS
 from onnx2ttnn.verify import verify
 from tests.program_run import run
+from tests.real_ttnn.conftest import ttnn_mock  # noqa: F401  (the session fixture, shared)
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
@@ -192,3 +193,23 @@ def test_the_budget_counts_every_recurrent_node_of_the_model():
 def test_a_clip_that_is_not_positive_is_one_error():
     with pytest.raises(ConversionError, match="clip must be positive, got -1.0"):
         convert(recurrent_model("RNN", clip=-1.0), dtype="fp32")
+
+
+MOCK_CASES = {
+    "lstm-bidirectional-batch-first-peepholes-clip": ("LSTM", dict(direction="bidirectional", layout=1, peepholes=True,
+                                                                   initial_h=True, initial_c=True, clip=2.0)),
+    "gru-both-resets": ("GRU", dict(direction="bidirectional", initial_h=True)),
+    "gru-linear-before-reset-batch-first": ("GRU", dict(linear_before_reset=1, layout=1)),
+    "rnn-short-sequence-lens-on-the-host": ("RNN", dict(sequence_lens=[5, 2, 4], initial_h=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOCK_CASES))
+def test_recurrent_programs_run_on_real_ttnn(ttnn_mock, name, tmp_path):  # noqa: F811
+    """The program runs to the end on the real ttnn mock and leaves nothing allocated."""
+    op, kwargs = MOCK_CASES[name]
+    program = str(tmp_path / "model_ttnn.py")
+    convert(recurrent_model(op, **kwargs), program).write(program)
+    outcome = ttnn_mock.run_program(program)
+    assert outcome["ok"], outcome.get("error")
+    assert sum(outcome["leaked_buffers_per_bank"].values()) == 0
