@@ -25,10 +25,10 @@ def _kwargs(node, cell: str) -> dict:
     return kwargs
 
 
-_NOTE = "any sequence_lens, runtime weights, input_forget; the activations the device rule knows"
+_NOTE = "any sequence_lens, runtime weights; the activations the device rule knows"
 
 
-@fallback("LSTM", versions=(7, 14, 22), helper="host_recurrent", results=3, note=_NOTE)
+@fallback("LSTM", versions=(7, 14, 22), helper="host_recurrent", results=3, note=_NOTE + "; input_forget")
 def lstm(node):
     return _kwargs(node, "LSTM")
 

@@ -57,7 +57,7 @@ ACTIVATIONS = {
 }
 DEFAULTS = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh"), "RNN": ("Tanh", "Tanh")}
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
-_TTNN = ("linear", "slice", "add", "multiply", "subtract", "sigmoid", "tanh", "concat", "reshape", "permute")
+_TTNN = ("linear", "slice", "add", "multiply", "subtract", "sigmoid", "tanh", "clip", "concat", "reshape", "permute")
 
 
 @dataclass(frozen=True)
