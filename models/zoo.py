@@ -81,15 +81,17 @@ def _audio(samples: int, full_samples: int = 16000):
     return inputs
 
 
-def _line_image(height: int, width: int, full_width: int):
+def _line_image(width: int, full_width: int):
+    """A grayscale text line of the config's height (torch entries: the config is the module's keywords)."""
     def inputs(config, size_name):
-        return (Input("pixel_values", (1, 1, height, width if size_name == "reduced" else full_width)),)
+        return (Input("pixel_values", (1, 1, config["height"], width if size_name == "reduced" else full_width)),)
     return inputs
 
 
-def _frames(mels: int, frames: int, full_frames: int):
+def _frames(frames: int, full_frames: int):
+    """Log-mel frames of the config's mel count."""
     def inputs(config, size_name):
-        return (Input("input_features", (1, frames if size_name == "reduced" else full_frames, mels)),)
+        return (Input("input_features", (1, frames if size_name == "reduced" else full_frames, config["mels"])),)
     return inputs
 
 
@@ -180,10 +182,10 @@ MODELS: list[ZooModel] = [
     ZooModel("crnn", "CRNN text recognizer (conv + BiLSTM)", "torch", model="CRNN",
              reduced=dict(height=32, channels=(16, 32, 64), hidden=64, layers=2, classes=37),
              full=dict(height=32, channels=(64, 128, 256), hidden=256, layers=2, classes=97),
-             inputs=_line_image(32, 100, 128), outputs=("logits",), exporters=BOTH),
+             inputs=_line_image(100, 128), outputs=("logits",), exporters=BOTH),
     ZooModel("gru_encoder", "speech GRU encoder (BiGRU)", "torch", model="GRUEncoder",
              reduced=dict(mels=40, hidden=64, layers=2, out=64), full=dict(mels=80, hidden=256, layers=3, out=256),
-             inputs=_frames(40, 50, 100), outputs=("last_hidden_state", "final_state"), exporters=BOTH),
+             inputs=_frames(50, 100), outputs=("last_hidden_state", "final_state"), exporters=BOTH),
     # --- trained architectures shipped with the onnx wheel (full size, 224x224) ---
     *[ZooModel(f"light_{n}", title, "onnx-light", path=_light(n), ci=ci) for n, title, ci in (
         ("resnet50", "ResNet-50 (onnx light)", True), ("squeezenet", "SqueezeNet (onnx light)", True),

@@ -134,6 +134,9 @@ class _Cell:
             raise ConversionError(f"node {ctx.source!r}: {op} W {list(wv.shape)} / R {list(rv.shape)} do not fit "
                                   f"{self.dirs} direction(s), {self.gates} gate(s), hidden size {self.hidden} "
                                   f"and input size {self.inputs}")
+        if "hidden_size" in node.attrs and int(node.attrs["hidden_size"]) != self.hidden:
+            raise ConversionError(f"node {ctx.source!r}: {op} hidden_size {int(node.attrs['hidden_size'])} does not "
+                                  f"match R {list(rv.shape)}")
         self.w, self.r = wv.astype(np.float32), rv.astype(np.float32)
         self.b = self._constant(3, "B", (self.dirs, 2 * self.gates * self.hidden))
         self.clip = float(node.attrs["clip"]) if "clip" in node.attrs else None

@@ -213,3 +213,10 @@ def test_recurrent_programs_run_on_real_ttnn(ttnn_mock, name, tmp_path):  # noqa
     outcome = ttnn_mock.run_program(program)
     assert outcome["ok"], outcome.get("error")
     assert sum(outcome["leaked_buffers_per_bank"].values()) == 0
+
+
+def test_a_hidden_size_that_contradicts_r_is_one_error():
+    model = recurrent_model("GRU")
+    next(a for a in model.graph.node[0].attribute if a.name == "hidden_size").i = 7  # R says 6
+    with pytest.raises(ConversionError, match="hidden_size 7 does not match R"):
+        convert(model, dtype="fp32", fallback=False)
