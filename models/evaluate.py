@@ -58,9 +58,9 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
     import onnx2ttnn
     from onnx2ttnn.verify import verify
 
-    transformers = entry.kind == "transformers"
-    result = ZooResult(entry.name, entry.architecture, size if transformers else "as shipped",
-                       exporter if transformers else "-")
+    exported = entry.exported
+    result = ZooResult(entry.name, entry.architecture, size if exported else "as shipped",
+                       exporter if exported else "-")
     stage = "export"
     try:
         path = export.export(entry, size, exporter, log=lambda line: None)

@@ -1,4 +1,4 @@
-"""Export the zoo's transformers models to ONNX, offline and reproducibly, into a cache.
+"""Export the zoo's transformers and torch models to ONNX, offline and reproducibly, into a cache.
 
     python -m models.export [--full] [--exporter dynamo|torchscript|all] [NAME ...]
 
@@ -39,7 +39,8 @@ def cache_dir(entry: zoo.ZooModel, size: str, exporter: str) -> str:
 
 
 class _Outputs:
-    """Wraps a transformers model so that the export returns the named outputs as a tuple."""
+    """Wraps a transformers (or torch, returning a dict) model so that the export returns the named outputs as a
+    tuple."""
 
     def __new__(cls, module, names):
         import torch
@@ -58,7 +59,7 @@ class _Outputs:
 
 def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", log=print) -> str:
     """The path of the entry's ONNX export (built now if it is not cached)."""
-    if entry.kind != "transformers":
+    if not entry.exported:
         return entry.path
     folder = cache_dir(entry, size, exporter)
     path = os.path.join(folder, f"{entry.name}.onnx")
@@ -92,11 +93,11 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("names", nargs="*", help="zoo entries (default: all transformers entries)")
+    ap.add_argument("names", nargs="*", help="zoo entries (default: all transformers and torch entries)")
     ap.add_argument("--full", action="store_true", help="the published full-size configs")
     ap.add_argument("--exporter", choices=["dynamo", "torchscript", "all"], default="dynamo")
     args = ap.parse_args(argv)
-    entries = [e for e in zoo.selected(True, args.names or None) if e.kind == "transformers"]
+    entries = [e for e in zoo.selected(True, args.names or None) if e.exported]
     failed = []
     for entry in entries:
         exporters = entry.exporters if args.exporter == "all" else (args.exporter,)

@@ -143,9 +143,9 @@ def main(argv=None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="onnx2ttnn-zoo-") as work:
         for entry in zoo.selected(args.full, args.names or None):
-            for exporter in (entry.exporters if entry.kind == "transformers" else ("-",)):
+            for exporter in (entry.exporters if entry.exported else ("-",)):
                 print(f"[zoo] {entry.name} ({size}, {exporter}) ...", file=sys.stderr, flush=True)
-                r = evaluate(entry, size if entry.kind == "transformers" else "reduced", exporter, mock=mock,
+                r = evaluate(entry, size if entry.exported else "reduced", exporter, mock=mock,
                              workdir=work)
                 print(f"[zoo] {entry.name}: {r.status}" + (f" at {r.stage}: {r.error}" if r.error else ""),
                       file=sys.stderr, flush=True)

@@ -1,11 +1,13 @@
 """The model zoo: real architectures the CI converts and verifies on every change (docs/zoo.md).
 
-Three kinds of entries:
+Four kinds of entries:
 - `example`: the tiny models committed in models/ (built by models/make_examples.py);
 - `onnx-light`: the trained-architecture ONNX files the onnx wheel ships (onnx/backend/test/data/light);
 - `transformers`: a transformers model built from a config with random weights (fixed seed, offline) and
   exported with torch.onnx.export(dynamo=True, opset 18) and, where it works, the TorchScript exporter.
   Each has a `reduced` config for CI and the published `full` config for the benchmark run.
+- `torch`: an architecture written in torch in models/recurrent.py (`model` names it, `reduced` / `full`
+  are its keyword configs), built with seeded random weights and exported like the transformers ones.
 
 This module only describes models and builds the transformers ones on demand (models/export.py caches the
 exports); it imports torch and transformers lazily.
@@ -32,7 +34,7 @@ class Input:
 class ZooModel:
     name: str  # unique, used in file names and test ids
     architecture: str  # what the docs table shows
-    kind: str  # "example" | "onnx-light" | "transformers"
+    kind: str  # "example" | "onnx-light" | "transformers" | "torch"
     path: str = ""  # example / onnx-light: the ONNX file
     config: str = ""  # transformers: config class name
     model: str = ""  # transformers: model class name
@@ -42,6 +44,11 @@ class ZooModel:
     outputs: tuple[str, ...] = ()  # names given to the exported outputs
     exporters: tuple[str, ...] = ("dynamo",)
     ci: bool = True  # run in the default test run (False: only with the full-size flag)
+
+    @property
+    def exported(self) -> bool:
+        """Built and exported here (transformers and torch entries), rather than an ONNX file as shipped."""
+        return self.kind in ("transformers", "torch")
 
 
 def _pixels(size_key: str = "image_size", channels_key: str = "num_channels"):
@@ -71,6 +78,20 @@ def _text(seq: int, mask: bool = True, full_seq: int = 128):
 def _audio(samples: int, full_samples: int = 16000):
     def inputs(config, size_name):
         return (Input("input_values", (1, samples if size_name == "reduced" else full_samples)),)
+    return inputs
+
+
+def _line_image(width: int, full_width: int):
+    """A grayscale text line of the config's height (torch entries: the config is the module's keywords)."""
+    def inputs(config, size_name):
+        return (Input("pixel_values", (1, 1, config["height"], width if size_name == "reduced" else full_width)),)
+    return inputs
+
+
+def _frames(frames: int, full_frames: int):
+    """Log-mel frames of the config's mel count."""
+    def inputs(config, size_name):
+        return (Input("input_features", (1, frames if size_name == "reduced" else full_frames, config["mels"])),)
     return inputs
 
 
@@ -162,6 +183,14 @@ MODELS: list[ZooModel] = [
                           conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
                           num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4),
              inputs=_audio(1600), outputs=("last_hidden_state",), exporters=BOTH),
+    # --- recurrent (torch) ---
+    ZooModel("crnn", "CRNN text recognizer (conv + BiLSTM)", "torch", model="CRNN",
+             reduced=dict(height=32, channels=(16, 32, 64), hidden=64, layers=2, classes=37),
+             full=dict(height=32, channels=(64, 128, 256), hidden=256, layers=2, classes=97),
+             inputs=_line_image(100, 128), outputs=("logits",), exporters=BOTH),
+    ZooModel("gru_encoder", "speech GRU encoder (BiGRU)", "torch", model="GRUEncoder",
+             reduced=dict(mels=40, hidden=64, layers=2, out=64), full=dict(mels=80, hidden=256, layers=3, out=256),
+             inputs=_frames(50, 100), outputs=("last_hidden_state", "final_state"), exporters=BOTH),
     # --- trained architectures shipped with the onnx wheel (full size, 224x224) ---
     *[ZooModel(f"light_{n}", title, "onnx-light", path=_light(n), ci=ci) for n, title, ci in (
         ("resnet50", "ResNet-50 (onnx light)", True), ("squeezenet", "SqueezeNet (onnx light)", True),
@@ -190,6 +219,13 @@ def build_config(entry: ZooModel, size: str):
 def build_model(entry: ZooModel, size: str):
     """(torch module in eval mode with seeded random weights, config)."""
     import torch
+
+    if entry.kind == "torch":
+        from models import recurrent
+
+        config = entry.reduced if size == "reduced" else entry.full
+        torch.manual_seed(SEED)
+        return recurrent.build(entry.model, config).eval(), config
     import transformers
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -64,6 +64,7 @@ class LoweringContext:
         self._graph_inputs: dict[str, gs.Variable] = {}  # ONNX input name -> the program's torch argument
         self._host: dict[str, tuple[gs.Variable, str]] = {}  # values a fallback left on the host (+ source)
         self._undo: list[tuple[dict, object, object]] = []  # (table, key, previous value or _MISSING)
+        self._counts: dict[str, int] = {}  # model-wide budgets the rules draw on (lowering/recurrent.py)
 
     # --- declining and rolling back ------------------------------------------------------------
     def decline(self, reason: str) -> None:
@@ -94,6 +95,12 @@ class LoweringContext:
         """table[key] = value, remembered in the undo log."""
         self._undo.append((table, key, table.get(key, _MISSING)))
         table[key] = value
+
+    def count(self, key: str, amount: int) -> int:
+        """Add `amount` to the model-wide counter `key` and return its new total (undone by a rollback)."""
+        total = self._counts.get(key, 0) + amount
+        self._set(self._counts, key, total)
+        return total
 
     # --- reading ONNX values -------------------------------------------------------------------
     @staticmethod

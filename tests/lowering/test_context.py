@@ -39,3 +39,13 @@ def test_a_checkpoint_costs_the_same_whatever_the_context_holds():
         lctx.param(np.full(2, i, np.float32), f"p{i}", key=i)
     state = lctx.checkpoint()
     assert len(state) == 3 and all(isinstance(part, int) for part in state)  # positions, not copies
+
+
+def test_a_declined_node_gives_back_what_it_counted():
+    """The model-wide counters (the recurrent rules' unrolled-steps budget) are undone by a rollback."""
+    lctx = LoweringContext()
+    assert lctx.count("steps", 10) == 10
+    state = lctx.checkpoint()
+    assert lctx.count("steps", 5) == 15
+    lctx.rollback(state)
+    assert lctx.count("steps", 1) == 11

@@ -13,7 +13,8 @@ SHAPE_OPERANDS: ONNX op type -> input positions, per the op's schema.
 PARAMETER_OPERANDS are bound the same way, for a second reason: they are a layer's learned parameters
 (convolution weights and biases, normalization scales, biases and running statistics), which every
 exporter writes as initializers, and which ttnn wants prepared once on the host before the program runs
-(conv2d and conv_transpose2d take host weights and prepare them; norms take tile-layout parameters).
+(conv2d and conv_transpose2d take host weights and prepare them; norms take tile-layout parameters;
+recurrent ops transpose and join their weights once, so that one matmul projects every time step).
 The computation itself still runs on the case's runtime data input.
 
 An expanded case (the op's function body written out as nodes) has the inputs of its base op's case, by
@@ -44,6 +45,8 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "AffineGrid": (1,),  # size: the output grid's shape
     "If": (0,),  # cond: the branch taken
     "Loop": (0, 1),  # M, cond: the iteration count
+    # sequence_lens: how many steps each batch entry runs, which the unrolled recurrence is compiled for
+    "LSTM": (4,), "GRU": (4,), "RNN": (4,),
 }
 
 PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
@@ -54,6 +57,9 @@ PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
     "LayerNormalization": (1, 2),  # Scale, B
     "GroupNormalization": (1, 2),  # scale, bias
     "RMSNormalization": (1,),  # scale
+    "LSTM": (1, 2, 3, 7),  # W, R, B, P (peepholes)
+    "GRU": (1, 2, 3),  # W, R, B
+    "RNN": (1, 2, 3),  # W, R, B
 }
 
 

@@ -12,7 +12,7 @@ from models.evaluate import evaluate
 def _cases(full: bool):
     cases = []
     for entry in zoo.selected(full=full):
-        for exporter in (entry.exporters if entry.kind == "transformers" else ("-",)):
+        for exporter in (entry.exporters if entry.exported else ("-",)):
             cases.append(pytest.param(entry, exporter, id=f"{entry.name}-{exporter}" if exporter != "-" else entry.name))
     return cases
 
@@ -25,10 +25,12 @@ def pytest_generate_tests(metafunc):
 
 def test_zoo_model(zoo_case, ttnn_mock, tmp_path, request):
     (entry, exporter), _ = zoo_case
-    size = "full" if request.config.getoption("--zoo-full") and entry.kind == "transformers" else "reduced"
+    size = "full" if request.config.getoption("--zoo-full") and entry.exported else "reduced"
     result = evaluate(entry, size, exporter, mock=ttnn_mock, workdir=str(tmp_path))
     assert result.status == "pass", f"{entry.name} ({size}, {exporter}) failed at {result.stage}: {result.error}"
     assert result.real_ttnn == "ok"
+    if entry.kind == "torch":  # the recurrent entries: every LSTM / GRU runs on the device, no host node
+        assert result.fallback_ops == 0, result.fallback_detail
 
 
 def test_the_zoo_has_what_the_issue_asks():
