@@ -169,16 +169,35 @@ def _check_writable(path: str) -> None:
         fail(f"cannot write {path!r}: permission denied")
 
 
+def region_lines(regions: list[dict]) -> list[str]:
+    """The conversion summary's (and the report's) lines on host regions: their node count, then one line
+    per region with its op types and boundary tensors."""
+    count = sum(len(r["nodes"]) for r in regions)
+    lines = [f"host region nodes: {count} in {len(regions)} region{'s' if len(regions) != 1 else ''} (onnxruntime)"]
+    for r in regions:
+        ops: dict[str, int] = {}
+        for _, op in r["nodes"]:
+            ops[op] = ops.get(op, 0) + 1
+        listed = ", ".join(f"{op} {n}" for op, n in sorted(ops.items()))
+        inputs = ", ".join(escape_name(t) for t in r["inputs"]) or "none"
+        outputs = ", ".join(escape_name(t) for t in r["outputs"])
+        lines.append(f"  region {r['index']}: {len(r['nodes'])} node{'s' if len(r['nodes']) != 1 else ''} "
+                     f"({listed}); in: {inputs}; out: {outputs}")
+    return lines
+
+
 def summary(result, program: str, weights: str) -> str:
     counts = result.op_counts()
     ops = ", ".join(f"{op} {n}" for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     times = ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in result.timings)
     fallbacks = result.fallback_counts()
     hosted = ", ".join(f"{op} {n}" for op, n in sorted(fallbacks.items(), key=lambda kv: (-kv[1], kv[0])))
+    regions = [os.path.join(os.path.dirname(weights), name) for name in result.program.regions]
     return clean_message("\n".join([
-        f"wrote {program} and {weights}",
+        f"wrote {program} and {weights}" + "".join(f" and {region}" for region in regions),
         f"ttnn calls: {sum(counts.values())} ({ops})",
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
+        *region_lines(result.region_summaries()),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         f"time: {times}",
     ]))

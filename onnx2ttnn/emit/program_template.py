@@ -30,6 +30,9 @@ import ttnn
     w.line()
     w.line(f"SOURCE_MODEL = {ascii(em.source_model)}")
     w.line(f"WEIGHTS = {ascii(em.weights_file)}")
+    if em.region_files:
+        w.line("# host regions: ONNX models of the nodes ttnn cannot run, run by onnxruntime (next to the weights)")
+        w.line(f"REGIONS = {em.region_files!a}")
     w.line("# Python argument name -> (ONNX input name, shape, torch dtype)")
     w.line("INPUTS = {")
     with w.indent():
@@ -54,9 +57,36 @@ def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
                 w.line("pass")
             for node in param_nodes:
                 w.line(f"{em.name(node.outputs[0])} = {em.call(node)}")
+        for k in range(len(em.region_files)):
+            w.line(f"params[{ascii(em.region_key(k))}] = open_region(os.path.join(os.path.dirname(path), REGIONS[{k}]))")
         w.line("return params")
     w.line()
     w.line()
+
+
+REGION_HELPERS = '''
+# Host regions: ONNX nodes ttnn cannot run, cut out as small ONNX models and run by onnxruntime on the host.
+def open_region(path):
+    """An onnxruntime session (CPU) of one host region's model."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def run_region(session, feeds, dtypes, shapes):
+    """Run a host region: feeds {ONNX input name: (host torch tensor, numpy dtype its model takes)}; returns its
+    outputs as host torch tensors of `dtypes`, each of the shape the program was converted for (None: any)."""
+    arrays = {name: numpy.ascontiguousarray(tensor.detach().numpy()).astype(dtype, copy=False)
+              for name, (tensor, dtype) in feeds.items()}
+    results = [numpy.asarray(value) for value in session.run(None, arrays)]
+    for output, value, shape in zip(session.get_outputs(), results, shapes):
+        if shape is not None and tuple(value.shape) != shape:
+            raise RuntimeError(f"host region output {output.name!a} has shape {tuple(value.shape)}; the program "
+                               f"was converted for {shape}")
+    return [torch.from_numpy(value).to(dtype) for value, dtype in zip(results, dtypes)]
+'''
 
 
 MAIN = '''

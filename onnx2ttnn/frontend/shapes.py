@@ -80,10 +80,50 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
             inferred = _infer(light, strict=False)
         except (onnx.shape_inference.InferenceError, ValueError) as again:
             raise ConversionError(_message(_failures(str(again)))) from None
+    inferred = _contrib_shapes(inferred)
     for name in ("node", "value_info", "output"):  # what inference writes (subgraphs live in nodes)
         field = getattr(model.graph, name)
         del field[:]
         field.extend(getattr(inferred.graph, name))
+    return model
+
+
+STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+# ops whose output shapes ONNX inference often leaves unknown and onnxruntime's symbolic inference finds
+# (a Loop's loop-carried values, a sequence's concatenation); host regions run them (fallback/regions.py)
+HOST_SHAPED_OPS = ("Loop", "Scan", "If", "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase",
+                   "ConcatFromSequence", "SplitToSequence", "SequenceLength", "SequenceEmpty", "SequenceMap")
+
+
+def _contrib_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Shapes ONNX inference cannot give: outputs of contrib ops (com.microsoft and other domains onnx has
+    no schema for) and of HOST_SHAPED_OPS, which host regions run with onnxruntime, from onnxruntime's
+    symbolic shape inference, which knows them (the program checks them when it runs the region).  Only tensors still without a shape take its result; when it fails, they keep none
+    (and whatever needs them says so)."""
+    known = {vi.name for vi in list(model.graph.value_info) + list(model.graph.output)
+             if vi.type.tensor_type.HasField("shape")}
+    if not any((node.domain not in STANDARD_DOMAINS or node.op_type in HOST_SHAPED_OPS)
+               and any(name and name not in known for name in node.output) for node in model.graph.node):
+        return model
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        found = SymbolicShapeInference.infer_shapes(copy, auto_merge=False, guess_output_rank=False)
+    except Exception:  # noqa: BLE001 (its failures are many and its own; the shapes stay unknown)
+        return model
+    if found is None:
+        return model
+    by_name = {vi.name: vi for vi in list(found.graph.value_info) + list(found.graph.output)}
+    outputs = {o.name: o for o in model.graph.output}
+    for name, vi in by_name.items():
+        if name in known or not vi.type.tensor_type.HasField("shape"):
+            continue
+        if name in outputs:
+            outputs[name].CopyFrom(vi)
+        else:
+            model.graph.value_info.append(vi)
     return model
 
 
