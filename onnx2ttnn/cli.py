@@ -21,6 +21,7 @@ from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
 from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
+from onnx2ttnn.report import region_lines
 
 EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
 
@@ -167,23 +168,6 @@ def _check_writable(path: str) -> None:
         fail(f"cannot write {path!r}: it exists and is not a file")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         fail(f"cannot write {path!r}: permission denied")
-
-
-def region_lines(regions: list[dict]) -> list[str]:
-    """The conversion summary's (and the report's) lines on host regions: their node count, then one line
-    per region with its op types and boundary tensors."""
-    count = sum(len(r["nodes"]) for r in regions)
-    lines = [f"host region nodes: {count} in {len(regions)} region{'s' if len(regions) != 1 else ''} (onnxruntime)"]
-    for r in regions:
-        ops: dict[str, int] = {}
-        for _, op in r["nodes"]:
-            ops[op] = ops.get(op, 0) + 1
-        listed = ", ".join(f"{op} {n}" for op, n in sorted(ops.items()))
-        inputs = ", ".join(escape_name(t) for t in r["inputs"]) or "none"
-        outputs = ", ".join(escape_name(t) for t in r["outputs"])
-        lines.append(f"  region {r['index']}: {len(r['nodes'])} node{'s' if len(r['nodes']) != 1 else ''} "
-                     f"({listed}); in: {inputs}; out: {outputs}")
-    return lines
 
 
 def summary(result, program: str, weights: str) -> str:
