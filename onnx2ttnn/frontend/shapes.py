@@ -108,7 +108,9 @@ def _contrib_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
                or node.op_type in HOST_SHAPED_OPS for name in node.output if name and name not in known]
     if not missing:
         return model
-    found = _session_shapes(model, missing)
+    # every tensor without a shape: those downstream of a contrib op lost theirs to it
+    unknown = [name for node in model.graph.node for name in node.output if name and name not in known]
+    found = _session_shapes(model, unknown)
     if any(name not in found for name in missing):  # (sympy's import alone takes seconds)
         found.update((vi.name, vi) for vi in _symbolic_shapes(model) if vi.name not in found)
     outputs = {o.name: o for o in model.graph.output}
