@@ -46,9 +46,15 @@ import ttnn
 
 
 def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
-    w.line("def load_parameters(device, path=None):")
+    if em.region_files:
+        w.line("def load_parameters(device, path=None, regions=None):")
+    else:
+        w.line("def load_parameters(device, path=None):")
     with w.indent():
         w.line('"""Weights from the sidecar .npz, each converted once to its ttnn dtype, layout and placement."""')
+        if em.region_files:
+            w.line("# and one onnxruntime session per host region, of its model next to the weights (or of")
+            w.line("# regions[name], the model's bytes, when given)")
         w.line("path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)")
         w.line("params = {}")
         w.line("with numpy.load(path, allow_pickle=False) as data:")
@@ -57,8 +63,14 @@ def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
                 w.line("pass")
             for node in param_nodes:
                 w.line(f"{em.name(node.outputs[0])} = {em.call(node)}")
+        if em.region_files:
+            w.line("if regions is None:")
+            with w.indent():
+                w.line("folder = os.path.dirname(os.path.abspath(path if isinstance(path, (str, os.PathLike)) "
+                       "else __file__))")
+                w.line("regions = {name: os.path.join(folder, name) for name in REGIONS}")
         for k in range(len(em.region_files)):
-            w.line(f"params[{ascii(em.region_key(k))}] = open_region(os.path.join(os.path.dirname(path), REGIONS[{k}]))")
+            w.line(f"params[{ascii(em.region_key(k))}] = open_region(regions[REGIONS[{k}]])")
         w.line("return params")
     w.line()
     w.line()
@@ -78,7 +90,7 @@ def open_region(path):
 def run_region(session, feeds, dtypes, shapes):
     """Run a host region: feeds {ONNX input name: (host torch tensor, numpy dtype its model takes)}; returns its
     outputs as host torch tensors of `dtypes`, each of the shape the program was converted for (None: any)."""
-    arrays = {name: numpy.ascontiguousarray(tensor.detach().numpy()).astype(dtype, copy=False)
+    arrays = {name: numpy.asarray(tensor.detach().numpy(), order="C").astype(dtype, copy=False)  # (rank 0 kept)
               for name, (tensor, dtype) in feeds.items()}
     results = [numpy.asarray(value) for value in session.run(None, arrays)]
     for output, value, shape in zip(session.get_outputs(), results, shapes):
