@@ -40,6 +40,24 @@ from onnx2ttnn.ir.graph import onnx_domain
 
 REGION_FALLBACK = "host region"  # the _fallback note of a region's call and of the transfers around it
 
+# ai.onnx op types no lowering rule or torch fallback serves whose ONNX backend node tests pass through host
+# regions (tests/node: every non-excluded case, fp32), with the schema versions those cases exercise: what the
+# support table lists and the node tests claim.  Any other op onnxruntime runs still goes to a region; it
+# is only not claimed.
+REGION_CHECKED: dict[str, tuple[int, ...]] = {
+    "If": (11,), "Loop": (11,), "Scan": (8, 9), "BlackmanWindow": (17,), "CausalConvWithState": (27,),
+    "CenterCropPad": (18,), "Col2Im": (18,), "Constant": (25,), "ConstantOfShape": (25,), "DeformConv": (22,),
+    "HammingWindow": (17,), "HannWindow": (17,), "LinearAttention": (27,), "LpPool": (22,),
+    "MelWeightMatrix": (17,), "NonMaxSuppression": (11,), "NonZero": (13,), "Size": (25,), "Swish": (24,),
+    "TensorScatter": (24,), "TfIdfVectorizer": (9,)}
+
+
+def region_checked(op_type: str, opset: int) -> bool:
+    """Whether ai.onnx `op_type` in a model of opset `opset` resolves to a schema version REGION_CHECKED names."""
+    from onnx2ttnn.lowering.versions import schema_version
+
+    return schema_version("", op_type, opset) in REGION_CHECKED.get(op_type, ())
+
 
 def label(node: gs.Node) -> str:
     """`Op` for an ai.onnx node, `domain::Op` for any other."""
