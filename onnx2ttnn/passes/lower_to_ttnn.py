@@ -84,7 +84,7 @@ class LowerToTTNN(Pass):
             domain = onnx_domain(node)
             label = node.op if not domain else f"{domain}::{node.op}"
             ort_runs = onnxruntime_runs(domain, node.op, opsets.get(domain))
-            if use_fallback and ort_runs and any(t.name in dynamic for t in node_reads(node)):
+            if dynamic and use_fallback and ort_runs and any(t.name in dynamic for t in node_reads(node)):
                 result.host(lctx, node, dynamic)  # reads a value whose shape onnxruntime decides at run time
                 continue
             rule = lookup(domain, node.op, module.opset)

@@ -195,3 +195,15 @@ def test_a_region_output_of_data_dependent_shape_the_device_reads_is_refused_or_
     nodes = [n for r in conversion.region_summaries() for n, _ in r["nodes"]]
     assert "nonzero" in nodes and "cast" in nodes
     assert verify(model, conversion=conversion, inputs={"x": np.arange(32, dtype=np.float32).reshape(4, 8) - 10}).passed
+
+
+def test_a_region_file_that_would_overwrite_the_model_is_refused_before_anything_is_written(tmp_path):
+    """The region models are outputs like the program and the weights: one that is the input model is refused
+    and nothing is written."""
+    model = str(tmp_path / "m_region0.onnx")
+    onnx.save(contrib_model(), model)
+    result = CliRunner().invoke(main, ["convert", model, "-o", str(tmp_path / "m.py")])
+    assert result.exit_code == 2
+    assert "host region 0's model" in result.output and "is the same file as the model" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["m_region0.onnx"]
+    onnx.checker.check_model(onnx.load(model))  # untouched
