@@ -16,10 +16,10 @@ falls, and it rises where a path leaves the hosted nodes for a device node.  A r
 hosted nodes of one level, joined by their hosted producer -> consumer edges.  It is convex: a path that
 leaves it through a device node reaches a higher level and cannot come back, and one that leaves it through
 a hosted node of the same level would have joined that node to it.  So the program can run each region in
-one call between the device ops before and after it.  Two connected hosted nodes are kept apart only when
-a device path from some hosted node reaches the later one (the level rose): never when merging them would
-be legal and cheap to see; that case (a device path from another region only) is kept apart too, which is
-conservative, not a cycle.
+one call between the device ops before and after it.  Maximal as far as the levels see: two connected
+hosted nodes are kept apart only when a device path from some hosted node reaches the later one.  Where
+that path starts only in another region, merging them would have been legal; the partition is
+conservative there (one region more, never a cycle).
 Before: `a = Relu(x); b = com.microsoft::Gelu(a); y = Add(b, x)`; after: `a` on the device, downloaded, one
 host region {Gelu} run by onnxruntime, `b` uploaded, `y` on the device.
 """
@@ -90,6 +90,13 @@ def onnxruntime_runs(domain: str, op_type: str, version: Optional[int]) -> bool:
     if any(lo <= since <= hi for lo, hi in _kernels().get((domain, op_type), ())):
         return True
     return schema is not None and (schema.has_function or schema.has_context_dependent_function)
+
+
+def carriable(node: gs.Node) -> bool:
+    """False when a tensor of the node has an element type numpy has none for (graphsurgeon keeps the
+    TensorProto enum: float8, int4, ...): the program could not pass it between onnxruntime and the device."""
+    return not any(isinstance(t.dtype, (int, np.integer)) and not isinstance(t.dtype, bool)
+                   for t in list(node.inputs) + list(node.outputs) if t.name)
 
 
 # --- what a node reads -------------------------------------------------------------------------------

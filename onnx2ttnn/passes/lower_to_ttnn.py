@@ -21,7 +21,7 @@ from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
-from onnx2ttnn.fallback.regions import (Region, build_region, check_region, lower_region, node_reads,
+from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
                                         onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
@@ -83,8 +83,10 @@ class LowerToTTNN(Pass):
             lctx.source = node.name or f"{node.op}_{index}"
             domain = onnx_domain(node)
             label = node.op if not domain else f"{domain}::{node.op}"
-            ort_runs = onnxruntime_runs(domain, node.op, opsets.get(domain))
-            if dynamic and use_fallback and ort_runs and any(t.name in dynamic for t in node_reads(node)):
+            def ort_runs(node=node, domain=domain) -> bool:  # asked only of nodes the device may not take
+                return onnxruntime_runs(domain, node.op, opsets.get(domain)) and carriable(node)
+
+            if dynamic and use_fallback and any(t.name in dynamic for t in node_reads(node)) and ort_runs():
                 result.host(lctx, node, dynamic)  # reads a value whose shape onnxruntime decides at run time
                 continue
             rule = lookup(domain, node.op, module.opset)
@@ -96,17 +98,18 @@ class LowerToTTNN(Pass):
                 if reason is None:
                     continue
             if host is not None and use_fallback:
-                reason = self._fallback(unsupported, lctx, node, host, reason, declines=ort_runs)
+                reason = self._fallback(unsupported, lctx, node, host, reason, declines=ort_runs())
                 if reason is None:
                     result.fallbacks[label] += 1
                     continue
-            if ort_runs and use_fallback:
+            runs = ort_runs()
+            if runs and use_fallback:
                 result.host(lctx, node, dynamic)
                 continue
             unsupported.add(lctx, node, label, reason, refused=host is not None and not use_fallback,
                             has_rule=rule is not None or host is not None,
                             version=schema_version(domain, node.op, module.opset),
-                            region=host is None and ort_runs and not use_fallback)
+                            region=host is None and runs and not use_fallback)
         unsupported.raise_if_any()
         return result
 

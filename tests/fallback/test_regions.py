@@ -96,8 +96,8 @@ def test_a_device_node_beside_a_region_does_not_split_it():
 
 
 def test_every_region_is_convex():
-    """A seeded random DAG, a random hosted set: no path leaves a region and comes back (checked by a reverse
-    reachability walk per region), and the regions are maximal among the hosted nodes' same-level groups."""
+    """Seeded random DAGs with random hosted sets: every hosted node is in exactly one region, and no path
+    leaves a region and comes back (a reachability walk from each region's readers outside it)."""
     rng = np.random.default_rng(0)
     for trial in range(20):
         net = Net()
