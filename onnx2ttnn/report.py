@@ -157,7 +157,8 @@ def _host_reason(node) -> str:
     """Why a node's result stays on the host (the plan places device buffers only)."""
     if node.op == HOST_REGION:
         count = len(node.attrs["_region_nodes"])
-        return f"host: run by onnxruntime (host region {node.attrs['_region']}, {count} ONNX node{'s' if count != 1 else ''})"
+        nodes = f"{count} ONNX node{'s' if count != 1 else ''}"
+        return f"host: run by onnxruntime (host region {node.attrs['_region']}, {nodes})"
     readers = {consumer.op for out in node.outputs for consumer in out.outputs}
     if node.op == "from_torch" and readers & set(CONV_OPS):
         return "host: a conv weight; ttnn prepares it on the device at the conv's first call"

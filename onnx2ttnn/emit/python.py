@@ -282,8 +282,10 @@ class PythonEmitter:
                             w.line(line)
                     elif source in regions:
                         w.line(f"# {ascii(source)}: its result to the device")
+                    elif fallback:
+                        w.line(f"# host fallback: ONNX {fallback} {ascii(source)}")
                     else:
-                        w.line(f"# host fallback: ONNX {fallback} {ascii(source)}" if fallback else f"# {ascii(source)}")
+                        w.line(f"# {ascii(source)}")
                     last_source = source
                 line_map[w.line_count + 1] = index_of[id(node)]
                 w.line(self.statement(node))

@@ -55,7 +55,8 @@ class LowerToTTNN(Pass):
         module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=lowered.inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
-        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes), "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
+        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes),
+                                   "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
                                    "host_regions": lowered.regions}
 
     def _lower(self, module: Module, ctx: PassContext, bfloat16: set[str], opsets: dict[str, int], items: list,

@@ -85,7 +85,8 @@ def test_a_contrib_op_converts_with_default_options_and_runs_in_a_host_region(tm
     conversion = convert(contrib_model(), program)
     conversion.write(program)
     regions = conversion.region_summaries()
-    assert [r["nodes"] for r in regions] == [[("fmm", "com.microsoft::FusedMatMul"), ("gelu_ms", "com.microsoft::Gelu")]]
+    assert [r["nodes"] for r in regions] == \
+        [[("fmm", "com.microsoft::FusedMatMul"), ("gelu_ms", "com.microsoft::Gelu")]]
     assert regions[0]["inputs"] == ["a"] and regions[0]["outputs"] == ["g"]
     assert sorted(os.listdir(tmp_path)) == ["model_ttnn.npz", "model_ttnn.py", "model_ttnn_region0.onnx"]
     region = onnx.load(str(tmp_path / "model_ttnn_region0.onnx"))
