@@ -21,6 +21,7 @@ from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
 from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
+from onnx2ttnn.report import region_lines
 
 EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
 
@@ -175,10 +176,12 @@ def summary(result, program: str, weights: str) -> str:
     times = ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in result.timings)
     fallbacks = result.fallback_counts()
     hosted = ", ".join(f"{op} {n}" for op, n in sorted(fallbacks.items(), key=lambda kv: (-kv[1], kv[0])))
+    regions = [os.path.join(os.path.dirname(weights), name) for name in result.program.regions]
     return clean_message("\n".join([
-        f"wrote {program} and {weights}",
+        f"wrote {program} and {weights}" + "".join(f" and {region}" for region in regions),
         f"ttnn calls: {sum(counts.values())} ({ops})",
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
+        *region_lines(result.region_summaries()),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         f"time: {times}",
     ]))

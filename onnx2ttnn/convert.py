@@ -18,7 +18,7 @@ from onnx2ttnn.frontend.importer import import_model
 from onnx2ttnn.frontend.weights import FileValues
 from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
 from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
 from onnx2ttnn.passes.base import PassContext
@@ -43,11 +43,16 @@ class Conversion:
 
     def op_counts(self) -> Counter:
         """ttnn call -> how many the program makes (host fallback computations are not ttnn calls)."""
-        return Counter(n.op for n in self.module.graph.nodes if not n.attrs.get("_param") and n.op != HOST_COMPUTE)
+        return Counter(n.op for n in self.module.graph.nodes
+                       if not n.attrs.get("_param") and n.op not in (HOST_COMPUTE, HOST_REGION))
 
     def fallback_counts(self) -> dict[str, int]:
         """ONNX op type -> number of its nodes the program computes on the host (host fallback)."""
         return dict(self.module.notes.get("lower-to-ttnn", {}).get("host_fallbacks", {}))
+
+    def region_summaries(self) -> list[dict]:
+        """The host regions (fallback/regions.py summary): index, nodes (name, op), inputs, outputs."""
+        return list(self.module.notes.get("lower-to-ttnn", {}).get("host_regions", []))
 
     def weight_bytes(self) -> int:
         return sum(a.nbytes for a in self.program.weights.values())
@@ -60,9 +65,12 @@ class Conversion:
         if os.path.basename(weights_path) != self.program_weights_name:
             raise ConversionError("the weights file must keep the name the program was generated with "
                                   f"({self.program_weights_name})")
-        outputs = output_files(path, weights_path, ir_path, self.options.dump_dir, tuple(self.dumps))
+        regions = {os.path.join(os.path.dirname(weights_path), name): data
+                   for name, data in self.program.regions.items()}
+        outputs = output_files(path, weights_path, ir_path, self.options.dump_dir, tuple(self.dumps), tuple(regions))
         check_distinct(self.inputs, outputs)
         payloads = {weights_path: npz_bytes(self.program.weights), path: self.program.source}
+        payloads.update(regions)
         if ir_path:
             payloads[ir_path] = ir_bytes(self.module)
         payloads.update((dump_path(self.options.dump_dir, name), data) for name, data in self.dumps.items())
@@ -80,9 +88,12 @@ def weights_path_for(program_path: str) -> str:
 
 
 def output_files(program_path: str, weights_path: Optional[str] = None, ir_path: Optional[str] = None,
-                 dump_dir: str = ".", dump_passes: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """(role, path) of every file a conversion writes: the program, its weights, the IR, the IR dumps."""
+                 dump_dir: str = ".", dump_passes: tuple[str, ...] = (),
+                 regions: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(role, path) of every file a conversion writes: the program, its weights, its host regions' models,
+    the IR, the IR dumps."""
     files = [("the program", program_path), ("the weights", weights_path or weights_path_for(program_path))]
+    files += [(f"host region {k}'s model", region) for k, region in enumerate(regions)]
     if ir_path:
         files.append(("the IR", ir_path))
     return files + _dump_files(dump_dir, dump_passes)

@@ -26,14 +26,17 @@ class UnsupportedOpsError(ConversionError):
 
     `missing`: op type -> names of its nodes; `reasons`: op type -> why a rule declined or why no rule serves
     the node's schema version; `fallbacks`: op types a host fallback exists for (refused by --no-fallback);
-    `versions`: ai.onnx op type -> the schema version the model's opset resolves to (None: unknown).
+    `versions`: ai.onnx op type -> the schema version the model's opset resolves to (None: unknown);
+    `regions`: op types only a host region (onnxruntime) would run, refused by --no-fallback.
     """
 
     def __init__(self, missing: dict[str, list[str]], opset: int, reasons: dict[str, str] | None = None,
-                 fallbacks: tuple[str, ...] = (), versions: dict[str, int | None] | None = None) -> None:
+                 fallbacks: tuple[str, ...] = (), versions: dict[str, int | None] | None = None,
+                 regions: tuple[str, ...] = ()) -> None:
         self.missing = missing
         self.reasons = reasons or {}
         self.fallbacks = tuple(sorted(fallbacks))
+        self.regions = tuple(sorted(regions))
         self.versions = versions or {}
         counts = ", ".join(f"{clean_message(op)} ({_nodes(len(missing[op]))})" for op in sorted(missing))
         kinds = f"{len(missing)} ONNX op type{'s' if len(missing) != 1 else ''}"
@@ -48,6 +51,10 @@ class UnsupportedOpsError(ConversionError):
                                for op in self.fallbacks)
             lines.append(f"  host fallbacks exist for {clean_message(listed)}: convert without --no-fallback to run "
                          "them on the host")
+        if self.regions:
+            lines.append(f"  onnxruntime runs {clean_message(', '.join(self.regions))} in a host region: convert "
+                         "without --no-fallback to run "
+                         f"{'it' if len(self.regions) == 1 else 'them'} on the host")
         super().__init__("\n".join(lines))
 
     def _versioned(self, op_type: str, opset: int) -> str:

@@ -47,13 +47,16 @@ def quiet():
             onnxruntime.set_default_logger_severity(WARNING)
 
 
-def session(model_bytes: bytes):
+def session(model_bytes: bytes, optimize: bool = True):
     """A CPU InferenceSession of the serialized model, its log quiet; ConversionError when onnxruntime
-    refuses the model (the reason is onnxruntime's)."""
+    refuses the model (the reason is onnxruntime's).  `optimize=False`: no graph optimization (a session
+    only opened to read what its graph resolution inferred)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = ERROR
+    if not optimize:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     with quiet():
         try:
             return onnxruntime.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])

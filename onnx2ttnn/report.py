@@ -18,7 +18,9 @@ from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import buffers
+from onnx2ttnn.ir.ttnn_ops import HOST_REGION
 from onnx2ttnn.memory.budget import usable_l1_per_core
+from onnx2ttnn.messages import escape_name
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Report:
     dram_live: list[int] = field(default_factory=list)  # per schedule index, bytes of live DRAM buffers
     l1_budget: int = 0
     memory: str = ""
+    regions: list[dict] = field(default_factory=list)  # host regions (Conversion.region_summaries)
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -60,7 +63,8 @@ class Report:
                   f"({ratio:.2f}x the floor)",
                   f"estimated device time: {self.time_us:.1f} us",
                   f"sharded tensors: {self.sharded}",
-                  f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B"]
+                  f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
+                  *region_lines(self.regions)]
         return "\n".join(lines)
 
     def write_png(self, path: str) -> None:
@@ -99,6 +103,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory)
     report.l1_budget = usable_l1_per_core(device)
+    report.regions = conversion.region_summaries()
     reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
     for index, node in enumerate(graph.nodes):
         if node.op == "deallocate":
@@ -131,8 +136,29 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     return report
 
 
+def region_lines(regions: list[dict]) -> list[str]:
+    """What the conversion summary and the report say of host regions: how many nodes they run, then one
+    line per region with its op types and boundary tensors (a region is never silent)."""
+    count = sum(len(r["nodes"]) for r in regions)
+    lines = [f"host region nodes: {count} in {len(regions)} region{'s' if len(regions) != 1 else ''} (onnxruntime)"]
+    for r in regions:
+        ops: dict[str, int] = {}
+        for _, op in r["nodes"]:
+            ops[op] = ops.get(op, 0) + 1
+        listed = ", ".join(f"{op} {n}" for op, n in sorted(ops.items()))
+        inputs = ", ".join(escape_name(t) for t in r["inputs"]) or "none"
+        outputs = ", ".join(escape_name(t) for t in r["outputs"])
+        lines.append(f"  region {r['index']}: {len(r['nodes'])} node{'s' if len(r['nodes']) != 1 else ''} "
+                     f"({listed}); in: {inputs}; out: {outputs}")
+    return lines
+
+
 def _host_reason(node) -> str:
     """Why a node's result stays on the host (the plan places device buffers only)."""
+    if node.op == HOST_REGION:
+        count = len(node.attrs["_region_nodes"])
+        nodes = f"{count} ONNX node{'s' if count != 1 else ''}"
+        return f"host: run by onnxruntime (host region {node.attrs['_region']}, {nodes})"
     readers = {consumer.op for out in node.outputs for consumer in out.outputs}
     if node.op == "from_torch" and readers & set(CONV_OPS):
         return "host: a conv weight; ttnn prepares it on the device at the conv's first call"

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 import onnx
 
 from onnx2ttnn.fallback import all_fallbacks, lookup_fallback
+from onnx2ttnn.fallback.regions import REGION_CHECKED, region_checked
 from onnx2ttnn.lowering import all_rules, lookup
 from onnx2ttnn.lowering.versions import is_onnx_domain, listed, newest_opset, served_opsets
 
 REGENERATE = "python -m onnx2ttnn.support > docs/ops.md"
 COLUMNS = ("op", "opsets", "schema versions", "ttnn ops", "constraints", "fallback")
+REGION_CELL = "onnxruntime on the host (host region)"
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,17 @@ def _fallback_cell(fallbacks: list, versions: tuple[int, ...]) -> str:
 
 
 def claimed_op_types() -> frozenset[str]:
-    """The ai.onnx op types onnx2ttnn converts at some opset: those with a lowering rule or a host fallback."""
-    return frozenset(r.op_type for r in all_rules() + all_fallbacks() if is_onnx_domain(r.domain))
+    """The ai.onnx op types onnx2ttnn converts at some opset: those with a lowering rule or a host fallback, and
+    those its node tests pass through host regions (fallback/regions.py REGION_CHECKED)."""
+    return frozenset(r.op_type for r in all_rules() + all_fallbacks() if is_onnx_domain(r.domain)) | \
+        frozenset(REGION_CHECKED)
 
 
 def claimed(op_type: str, opset: int) -> bool:
-    """Whether a lowering rule or a host fallback serves ai.onnx `op_type` in a model of opset `opset`."""
-    return lookup("", op_type, opset) is not None or lookup_fallback("", op_type, opset) is not None
+    """Whether a lowering rule, a host fallback or a checked host region serves ai.onnx `op_type` in a model of
+    opset `opset`."""
+    return lookup("", op_type, opset) is not None or lookup_fallback("", op_type, opset) is not None or \
+        region_checked(op_type, opset)
 
 
 def support_rows() -> list[SupportRow]:
@@ -85,7 +91,9 @@ def support_rows() -> list[SupportRow]:
             if rest:
                 own.append(SupportRow(op, rest, (), "", _describe(fb)))
         rows += sorted(own, key=lambda row: row.versions[0])
-    return rows
+    for op in sorted(REGION_CHECKED):  # (no rule or fallback serves these: they come after the rows above)
+        rows.append(SupportRow(op, REGION_CHECKED[op], (), "", REGION_CELL))
+    return sorted(rows, key=lambda row: (row.op, row.versions[0]))
 
 
 def support_table() -> str:
@@ -117,7 +125,9 @@ def support_markdown() -> str:
         "missing from an op's rows is unsupported: the conversion names the op and its schema version.",
         "*constraints* are what the rule needs beyond the ONNX spec (the conversion fails with a message",
         "otherwise); *fallback* says how the host computes the op where ttnn has no equivalent or the rule",
-        "declines a node.",
+        "declines a node.  Any op onnxruntime runs that no row serves (a com.microsoft contrib op, a Loop with a",
+        "data-dependent exit, sequence ops) also converts: it runs in a host region; the rows marked",
+        f"*{REGION_CELL}* are those whose node tests pass that way.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -169,8 +169,8 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _
             raise VerificationError(f"the generated program fails on the simulator, where onnxruntime runs the "
                                     f"model: {_failure(exc, program)}") from exc
         stats = runtime.memory_stats(dev)
-        for tensor in params.values():
-            if tensor.storage_type() == ttnn.StorageType.DEVICE:
+        for tensor in params.values():  # (host regions' onnxruntime sessions are not tensors)
+            if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
                 ttnn.deallocate(tensor)
         leaks = [str(b) for b in runtime.leaks(dev)]
         ttnn.close_device(dev)

@@ -30,6 +30,9 @@ import ttnn
     w.line()
     w.line(f"SOURCE_MODEL = {ascii(em.source_model)}")
     w.line(f"WEIGHTS = {ascii(em.weights_file)}")
+    if em.region_files:
+        w.line("# host regions: ONNX models of the nodes ttnn cannot run, run by onnxruntime (next to the weights)")
+        w.line(f"REGIONS = {em.region_files!a}")
     w.line("# Python argument name -> (ONNX input name, shape, torch dtype)")
     w.line("INPUTS = {")
     with w.indent():
@@ -43,9 +46,15 @@ import ttnn
 
 
 def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
-    w.line("def load_parameters(device, path=None):")
+    if em.region_files:
+        w.line("def load_parameters(device, path=None, regions=None):")
+    else:
+        w.line("def load_parameters(device, path=None):")
     with w.indent():
         w.line('"""Weights from the sidecar .npz, each converted once to its ttnn dtype, layout and placement."""')
+        if em.region_files:
+            w.line("# and one onnxruntime session per host region, of its model next to the weights (or of")
+            w.line("# regions[name], the model's bytes, when given)")
         w.line("path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)")
         w.line("params = {}")
         w.line("with numpy.load(path, allow_pickle=False) as data:")
@@ -54,9 +63,42 @@ def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
                 w.line("pass")
             for node in param_nodes:
                 w.line(f"{em.name(node.outputs[0])} = {em.call(node)}")
+        if em.region_files:
+            w.line("if regions is None:")
+            with w.indent():
+                w.line("folder = os.path.dirname(os.path.abspath(path if isinstance(path, (str, os.PathLike)) "
+                       "else __file__))")
+                w.line("regions = {name: os.path.join(folder, name) for name in REGIONS}")
+        for k in range(len(em.region_files)):
+            w.line(f"params[{ascii(em.region_key(k))}] = open_region(regions[REGIONS[{k}]])")
         w.line("return params")
     w.line()
     w.line()
+
+
+REGION_HELPERS = '''
+# Host regions: ONNX nodes ttnn cannot run, cut out as small ONNX models and run by onnxruntime on the host.
+def open_region(path):
+    """An onnxruntime session (CPU) of one host region's model."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def run_region(session, feeds, dtypes, shapes):
+    """Run a host region: feeds {ONNX input name: (host torch tensor, numpy dtype its model takes)}; returns its
+    outputs as host torch tensors of `dtypes`, each of the shape the program was converted for (None: any)."""
+    arrays = {name: numpy.asarray(tensor.detach().numpy(), order="C").astype(dtype, copy=False)  # (rank 0 kept)
+              for name, (tensor, dtype) in feeds.items()}
+    results = [numpy.asarray(value) for value in session.run(None, arrays)]
+    for output, value, shape in zip(session.get_outputs(), results, shapes):
+        if shape is not None and tuple(value.shape) != shape:
+            raise RuntimeError(f"host region output {output.name!a} has shape {tuple(value.shape)}; the program "
+                               f"was converted for {shape}")
+    return [torch.from_numpy(value).to(dtype) for value, dtype in zip(results, dtypes)]
+'''
 
 
 MAIN = '''

@@ -20,7 +20,7 @@ from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, op_info
 
 
 def _torch(node: gs.Node, dtype) -> str:
@@ -44,11 +44,28 @@ def _upload_shape(node: gs.Node):
     return tuple(int(d) for d in out.shape)
 
 
+def _static(shape) -> bool:
+    return shape is not None and all(isinstance(d, (int, np.integer)) for d in shape)
+
+
 @dataclass
 class EmittedProgram:
     source: str
     weights: dict[str, np.ndarray]
     line_of_node: dict[int, int] = field(default_factory=dict)  # forward line -> node index
+    regions: dict[str, bytes] = field(default_factory=dict)  # file name (next to the weights) -> region model
+
+
+def region_files(weights_file: str, count: int) -> list[str]:
+    """The file names of a program's host region models: `<weights root>_region<k>.onnx`."""
+    root = weights_file[:-4] if weights_file.endswith(".npz") else weights_file
+    return [f"{root}_region{k}.onnx" for k in range(count)]
+
+
+def region_key(index: int) -> str:
+    """The key of host region `index`'s onnxruntime session in the program's `params` (no weight key has a
+    space: those are identifiers)."""
+    return f"region {index}"
 
 
 def literal(value) -> str:
@@ -103,6 +120,12 @@ class PythonEmitter:
         self.names = Namespace(reserved=tuple(defined_names(self.helpers)))
         self._tensor_names: dict[int, str] = {}
         self.weights: dict[str, np.ndarray] = {}
+        self.region_files = region_files(weights_file, len(module.regions))
+        self._regions_shown: set[str] = set()  # region sources whose comment was written
+
+    @staticmethod
+    def region_key(index: int) -> str:
+        return region_key(index)
 
     # --- names ---------------------------------------------------------------------------------
     def name(self, tensor: gs.Tensor) -> str:
@@ -169,9 +192,30 @@ class PythonEmitter:
         args += [f"{k}={literal(v)}" for k, v in argument_attrs(node).items()]
         return f"{node.attrs['_helper']}({', '.join(args)})"
 
+    def region_call(self, node: gs.Node) -> str:
+        """`run_region(params['region k'], {ONNX input: (tensor, numpy dtype)}, (torch dtypes,))`."""
+        feeds = ", ".join(f"{ascii(name)}: ({self.name(t)}, {ascii(dtype)})"
+                          for (name, dtype), t in zip(node.attrs["_region_feeds"], node.inputs))
+        results = ", ".join(_torch(node, d) for d in node.attrs["_region_results"])
+        shapes = tuple(tuple(int(d) for d in t.shape) if _static(t.shape) else None for t in node.outputs)
+        return (f"run_region(params[{ascii(region_key(node.attrs['_region']))}], {{{feeds}}}, "
+                f"({results}{',' if len(node.attrs['_region_results']) == 1 else ''}), {literal(shapes)})")
+
+    def region_comment(self, node: gs.Node) -> list[str]:
+        """The comment above a host region's first line: its model file and every node it runs."""
+        k = node.attrs["_region"]
+        nodes = node.attrs["_region_nodes"]
+        lines = [f"# host region {k}: {len(nodes)} ONNX node{'s' if len(nodes) != 1 else ''} run by onnxruntime "
+                 f"from {ascii(self.region_files[k])}:"]
+        lines += [f"#   {ascii(name)} {ascii(op)[1:-1]}" for name, op in nodes]
+        return lines
+
     def statement(self, node: gs.Node) -> str:
         if node.op == "deallocate":
             return self.call(node)
+        if node.op == HOST_REGION:
+            targets = ", ".join(self.name(t) for t in node.outputs) + ("," if len(node.outputs) == 1 else "")
+            return f"{targets} = {self.region_call(node)}"
         if node.op == HOST_COMPUTE:
             targets = ", ".join(self.name(t) for t in node.outputs)
             return f"{targets} = {self.host_call(node)}"
@@ -201,6 +245,10 @@ class PythonEmitter:
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
+        if self.region_files:
+            w.lines(program_template.REGION_HELPERS.strip("\n"))
+            w.line()
+            w.line()
         if self.helpers:
             w.line("# Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.")
             w.line()
@@ -213,13 +261,14 @@ class PythonEmitter:
         program_template.load_parameters(w, self, param_nodes)
         line_map = self._forward(w, body_nodes, inputs)
         program_template.main(w)
-        return EmittedProgram(w.text(), self.weights, line_map)
+        return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)))
 
     def _forward(self, w: CodeWriter, nodes: list[gs.Node], inputs: dict) -> dict[int, int]:
         index_of = {id(n): i for i, n in enumerate(self.module.graph.nodes)}
         signature = ", ".join(inputs)
         w.line(f"def forward(device, params, *, {signature}):" if signature else "def forward(device, params):")
         line_map = {}
+        regions = {n.attrs["_source"]: n for n in nodes if n.op == HOST_REGION}
         with w.indent():
             w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
             last_source = None
@@ -227,7 +276,16 @@ class PythonEmitter:
                 source = node.attrs.get("_source", "")
                 if source != last_source and node.op != "deallocate":
                     fallback = node.attrs.get("_fallback")
-                    w.line(f"# host fallback: ONNX {fallback} {ascii(source)}" if fallback else f"# {ascii(source)}")
+                    if source in regions and source not in self._regions_shown:
+                        self._regions_shown.add(source)
+                        for line in self.region_comment(regions[source]):
+                            w.line(line)
+                    elif source in regions:
+                        w.line(f"# {ascii(source)}: its result to the device")
+                    elif fallback:
+                        w.line(f"# host fallback: ONNX {fallback} {ascii(source)}")
+                    else:
+                        w.line(f"# {ascii(source)}")
                     last_source = source
                 line_map[w.line_count + 1] = index_of[id(node)]
                 w.line(self.statement(node))

@@ -80,11 +80,100 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
             inferred = _infer(light, strict=False)
         except (onnx.shape_inference.InferenceError, ValueError) as again:
             raise ConversionError(_message(_failures(str(again)))) from None
+    inferred = _contrib_shapes(inferred)
     for name in ("node", "value_info", "output"):  # what inference writes (subgraphs live in nodes)
         field = getattr(model.graph, name)
         del field[:]
         field.extend(getattr(inferred.graph, name))
     return model
+
+
+STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+# ops whose output shapes ONNX inference often leaves unknown and onnxruntime's symbolic inference finds
+# (a Loop's loop-carried values, a sequence's concatenation); host regions run them (fallback/regions.py)
+HOST_SHAPED_OPS = ("Loop", "Scan", "If", "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase",
+                   "ConcatFromSequence", "SplitToSequence", "SequenceLength", "SequenceEmpty", "SequenceMap")
+
+
+def _contrib_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Shapes ONNX inference cannot give: outputs of contrib ops (com.microsoft and other domains onnx has
+    no schema for) and of HOST_SHAPED_OPS, which host regions run with onnxruntime.  First onnxruntime's own
+    inference (it knows the contrib schemas: the shapes a session reports for those tensors made graph
+    outputs), then its symbolic shape inference (it knows Loop and the sequence ops).  Only tensors still
+    without a shape take a result, and the program checks them when it runs the region; when both fail they
+    keep none (and whatever needs them says so)."""
+    known = {vi.name for vi in list(model.graph.value_info) + list(model.graph.output)
+             if vi.type.tensor_type.HasField("shape")}
+    missing = [name for node in model.graph.node if node.domain not in STANDARD_DOMAINS
+               or node.op_type in HOST_SHAPED_OPS for name in node.output if name and name not in known]
+    if not missing:
+        return model
+    # every tensor without a shape: those downstream of a contrib op lost theirs to it
+    unknown = [name for node in model.graph.node for name in node.output if name and name not in known]
+    found = _session_shapes(model, unknown)
+    if any(name not in found for name in missing):  # (sympy's import alone takes seconds)
+        found.update((vi.name, vi) for vi in _symbolic_shapes(model) if vi.name not in found)
+    outputs = {o.name: o for o in model.graph.output}
+    for name, vi in found.items():
+        if name in known or not vi.type.tensor_type.HasField("shape"):
+            continue
+        if name in outputs:
+            outputs[name].CopyFrom(vi)
+        else:
+            model.graph.value_info.append(vi)
+    return model
+
+
+def _session_shapes(model: onnx.ModelProto, names: list[str]) -> dict[str, onnx.ValueInfoProto]:
+    """{name: value info} of the tensors `names` whose shape an onnxruntime session of `model` reports (its
+    graph resolution infers them, contrib schemas included); a rank-0 or unknown report is left out."""
+    from onnx2ttnn import ort
+
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    outputs = {o.name for o in probe.graph.output}
+    probe.graph.output.extend(onnx.helper.make_empty_tensor_value_info(n) for n in names if n not in outputs)
+    try:
+        outs = ort.session(probe.SerializeToString(), optimize=False).get_outputs()
+    except Exception:  # noqa: BLE001 (a refusal here is reported where the region is opened)
+        return {}
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in
+             list(model.graph.value_info) + list(model.graph.output) + list(model.graph.input)}
+    found = {}
+    for out in outs:
+        if out.name not in names or not out.shape:
+            continue
+        elem = types.get(out.name) or _ORT_TYPES.get(out.type, 0)
+        if not elem:
+            continue
+        dims = [d if isinstance(d, int) else (d or None) for d in out.shape]
+        found[out.name] = onnx.helper.make_tensor_value_info(out.name, elem, dims)
+    return found
+
+
+_ORT_TYPES = {f"tensor({name})": value for name, value in (
+    ("float", onnx.TensorProto.FLOAT), ("double", onnx.TensorProto.DOUBLE), ("float16", onnx.TensorProto.FLOAT16),
+    ("int64", onnx.TensorProto.INT64), ("int32", onnx.TensorProto.INT32), ("int16", onnx.TensorProto.INT16),
+    ("int8", onnx.TensorProto.INT8), ("uint8", onnx.TensorProto.UINT8), ("uint16", onnx.TensorProto.UINT16),
+    ("uint32", onnx.TensorProto.UINT32), ("uint64", onnx.TensorProto.UINT64), ("bool", onnx.TensorProto.BOOL))}
+
+
+def _symbolic_shapes(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    """The value infos onnxruntime's symbolic shape inference finds, as far as it gets (its public entry
+    point writes a file into the working folder when it does not finish: its steps are run here instead)."""
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        inference = SymbolicShapeInference(2**31 - 1, False, False, 0)
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        inference._preprocess(copy)
+        while inference.run_:
+            inference._infer_impl()
+        inference._update_output_from_vi()
+        return list(inference.out_mp_.graph.value_info) + list(inference.out_mp_.graph.output)
+    except Exception:  # noqa: BLE001 (its failures are many and its own: the shapes stay unknown)
+        return []
 
 
 def _infer(model: onnx.ModelProto, strict: bool) -> onnx.ModelProto:

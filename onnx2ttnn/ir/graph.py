@@ -82,6 +82,7 @@ class Module:
     outputs: list[TensorSpec] = field(default_factory=list)
     notes: dict = field(default_factory=dict)  # pass -> summary numbers for the CLI
     passes_run: list[str] = field(default_factory=list)  # in order (the IR verifier checks their contracts)
+    regions: list[bytes] = field(default_factory=list)  # host region k's ONNX model (fallback/regions.py)
 
 
 def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from onnx2ttnn.ir.dtypes import TORCH_DTYPES
 from onnx2ttnn.ir.layout import LAYOUT_DTYPES, PAGE_LAYOUTS, TTNNLayout
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION
 
 LOWER, LAYOUTS, DECOMPOSE = "lower-to-ttnn", "assign-layouts", "decompose-layouts"
 PLACE, DEALLOCS, MEMCFG, REUSE = "place-memory", "insert-deallocs", "assign-memory-configs", "reuse-conv-weights"
@@ -70,9 +70,22 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          ops=("to_torch", "from_torch")),
     Note("nhwc", NHWCDims, "a download of a flattened NHWC [1, 1, N*H*W, C] tensor: its (N, H, W, C), to "
          "reshape and permute back to NCHW on the host", (LOWER,), ("emit",), ops=("to_torch",)),
-    Note("fallback", str, "the ONNX op type a host fallback computes: on its helper call, the downloads feeding "
-         "it and the upload of its result", (LOWER,), (LOWER, LAYOUTS, DECOMPOSE, "emit"),
-         ops=(HOST_COMPUTE, "to_torch", "from_torch"), required_on=(HOST_COMPUTE,)),
+    Note("fallback", str, "the ONNX op type a host fallback computes (`host region` for a host region): on its "
+         "helper call, the downloads feeding it and the upload of its result", (LOWER,),
+         (LOWER, LAYOUTS, DECOMPOSE, "emit"), ops=(HOST_COMPUTE, HOST_REGION, "to_torch", "from_torch"),
+         required_on=(HOST_COMPUTE, HOST_REGION)),
+    Note("region", int, "the index k of a host region (fallback/regions.py): its model is the program's REGIONS[k], "
+         "its onnxruntime session params['region k']", (LOWER,), ("emit", "report"), ops=(HOST_REGION,),
+         required_on=(HOST_REGION,)),
+    Note("region_nodes", tuple[tuple[str, str], ...], "the ONNX nodes a host region runs, (name, op type with its "
+         "domain outside ai.onnx): the program's comment at the call", (LOWER,), ("emit",), ops=(HOST_REGION,),
+         required_on=(HOST_REGION,)),
+    Note("region_feeds", tuple[tuple[str, str], ...], "a host region's model inputs, one per call input: (ONNX "
+         "name, numpy dtype onnxruntime takes)", (LOWER,), ("emit",), ops=(HOST_REGION,),
+         required_on=(HOST_REGION,)),
+    Note("region_results", tuple[TorchDtype, ...], "the torch dtype each output of a host region is kept in on "
+         "the host (what host fallbacks compute in)", (LOWER,), ("emit",), ops=(HOST_REGION,),
+         required_on=(HOST_REGION,)),
     Note("helper", str, "the torch function a host fallback calls (fallback/host/<family>.py)", (LOWER,),
          ("emit",), ops=(HOST_COMPUTE,), required_on=(HOST_COMPUTE,)),
     Note("family", str, "the fallback/host module that defines the helper", (LOWER,), ("emit",),

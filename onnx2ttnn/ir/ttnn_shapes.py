@@ -45,7 +45,9 @@ def inferred_shapes(node: gs.Node) -> Optional[list[Shape]]:
 def _shape_of(tensor: gs.Tensor) -> Optional[Shape]:
     if isinstance(tensor, gs.Constant):
         return tuple(tensor.values.shape)
-    return tuple(int(d) for d in tensor.shape) if tensor.shape is not None else None
+    if tensor.shape is None or any(d is None or isinstance(d, str) for d in tensor.shape):
+        return None  # unknown (a graph output whose shape a host region decides at run time)
+    return tuple(int(d) for d in tensor.shape)
 
 
 def _rule(*names: str):

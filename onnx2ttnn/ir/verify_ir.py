@@ -41,7 +41,7 @@ from onnx2ttnn.ir.layout import LayoutError, TTNNLayout
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.notes import NOTES, TENSOR_NOTES, problem
 from onnx2ttnn.ir.layout import physical_2d
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, Page, node_input_layout, op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Page, node_input_layout, op_info
 from onnx2ttnn.ir.ttnn_shapes import ShapeError, inferred_shapes
 from onnx2ttnn.ir.verify_placements import Found, memory_configs, placements
 
@@ -56,7 +56,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
     "assign-memory-configs": ("memory-configs",),
 }
 NOTE_DOMAINS = (TTNN_DOMAIN, FUSED_DOMAIN)  # ttnn nodes and fused nodes (fusion/); ONNX nodes keep the model's own
-HOST_RESULTS = ("to_torch", HOST_COMPUTE, HOST_OUTPUT)  # ops whose outputs are host tensors
+HOST_RESULTS = ("to_torch", HOST_COMPUTE, HOST_REGION, HOST_OUTPUT)  # ops whose outputs are host tensors
 CONVERSIONS = ("from_torch", "to_layout", "typecast", "embedding")  # their dtype / layout arguments follow layouts
 EITHER_SIDE = ("to_torch",)  # reads a device tensor or a host ttnn tensor (a host weight a fallback reads)
 MAX_SHOWN = 20  # problems listed in one error message

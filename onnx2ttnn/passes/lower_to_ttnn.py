@@ -21,6 +21,8 @@ from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
+from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
+                                        onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import HOST_OUTPUT
@@ -35,17 +37,59 @@ class LowerToTTNN(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         graph = module.graph
-        use_fallback = ctx.options.fallback
         bfloat16 = _bfloat16_as_float(graph)
+        opsets = _opsets(graph, module.opset)
+        lowered = self._lower(module, ctx, bfloat16, opsets, list(graph.nodes), {})
+        if lowered.hosted:  # nodes for onnxruntime: cut them out as regions, then lower again around them
+            regions = _regions(graph, lowered.hosted, opsets)
+            lowered = self._lower(module, ctx, bfloat16, opsets, _schedule(graph.nodes, regions), {
+                id(n): r for r in regions for n in r.nodes})
+            if lowered.hosted:
+                raise ConversionError("internal error: host regions changed the nodes the device takes: "
+                                      + ", ".join(repr(n.name) for n in lowered.hosted[:5]))
+            module.regions = [r.model for r in regions]
+        lctx = lowered.lctx
+        outputs = self._download_outputs(graph, lctx, bfloat16)
+        _drop_unused_uploads(lctx)
+        module.inputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in lowered.inputs]
+        module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
+        module.graph = gs.Graph(nodes=lctx.nodes, inputs=lowered.inputs, outputs=outputs, opset=module.opset,
+                                name=graph.name)
+        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes),
+                                   "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
+                                   "host_regions": lowered.regions}
+
+    def _lower(self, module: Module, ctx: PassContext, bfloat16: set[str], opsets: dict[str, int], items: list,
+               region_of: dict[int, Region]) -> "_Lowered":
+        """Lower `items` (ONNX nodes and host regions, in schedule order).  Without `region_of` (the first
+        round), nodes only onnxruntime can run are collected in `hosted`, their outputs bound to placeholders
+        so that the rest lowers; with it, the regions are lowered and their nodes skipped."""
+        graph = module.graph
+        use_fallback = ctx.options.fallback
         lctx = LoweringContext(ctx.options.dtype)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
-                                                                                   use_fallback))
-        fallbacks: Counter = Counter()
-        for index, node in enumerate(graph.nodes):
+                                                                                   use_fallback, opsets))
+        result = _Lowered(lctx, inputs)
+        dynamic: set[str] = set()  # hosted nodes' outputs without a static shape: their readers stay on the host
+        for index, item in enumerate(items):
+            if isinstance(item, Region):
+                lctx.source = item.source
+                lower_region(lctx, item)
+                result.regions.append(_region_summary(item))
+                continue
+            node = item
+            if id(node) in region_of:
+                continue
             lctx.source = node.name or f"{node.op}_{index}"
             domain = onnx_domain(node)
             label = node.op if not domain else f"{domain}::{node.op}"
+            def ort_runs(node=node, domain=domain) -> bool:  # asked only of nodes the device may not take
+                return onnxruntime_runs(domain, node.op, opsets.get(domain)) and carriable(node)
+
+            if dynamic and use_fallback and any(t.name in dynamic for t in node_reads(node)) and ort_runs():
+                result.host(lctx, node, dynamic)  # reads a value whose shape onnxruntime decides at run time
+                continue
             rule = lookup(domain, node.op, module.opset)
             host = lookup_fallback(domain, node.op, module.opset)
             reason = None if rule is not None or host is not None else _unserved(domain, node.op, module.opset)
@@ -55,39 +99,44 @@ class LowerToTTNN(Pass):
                 if reason is None:
                     continue
             if host is not None and use_fallback:
-                reason = self._fallback(unsupported, lctx, node, host, reason)
+                reason = self._fallback(unsupported, lctx, node, host, reason, declines=ort_runs())
                 if reason is None:
-                    fallbacks[label] += 1
+                    result.fallbacks[label] += 1
                     continue
+            runs = ort_runs()
+            if runs and use_fallback:
+                result.host(lctx, node, dynamic)
+                continue
             unsupported.add(lctx, node, label, reason, refused=host is not None and not use_fallback,
                             has_rule=rule is not None or host is not None,
-                            version=schema_version(domain, node.op, module.opset))
+                            version=schema_version(domain, node.op, module.opset),
+                            region=host is None and runs and not use_fallback)
         unsupported.raise_if_any()
-        outputs = self._download_outputs(graph, lctx, bfloat16)
-        _drop_unused_uploads(lctx)
-        module.inputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in inputs]
-        module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
-        module.graph = gs.Graph(nodes=lctx.nodes, inputs=inputs, outputs=outputs, opset=module.opset,
-                                name=graph.name)
-        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes), "host_fallbacks": dict(sorted(fallbacks.items()))}
+        return result
 
     @staticmethod
-    def _fallback(unsupported: "_Unsupported", lctx: LoweringContext, node: gs.Node, host, declined) -> str | None:
-        """Lower `node` with its host fallback; when that fails too, the error says why the rule declined."""
+    def _fallback(unsupported: "_Unsupported", lctx: LoweringContext, node: gs.Node, host, declined,
+                  declines: bool = False) -> str | None:
+        """Lower `node` with its host fallback; when that fails too, the error says why the rule declined.
+        With `declines` (a host region can take the node), the fallback's refusal declines it too."""
         try:
-            return unsupported.attempt(lctx, node, lambda c, n: lower_with_fallback(c, n, host))
+            return unsupported.attempt(lctx, node, lambda c, n: lower_with_fallback(c, n, host),
+                                       refusal_declines=declines)
         except ConversionError as exc:
             if declined is None:
                 raise
             raise ConversionError(f"{declined}; the host fallback cannot take over: {exc}") from None
 
     @staticmethod
-    def _statically_missing(graph: gs.Graph, opset: int, use_fallback: bool) -> bool:
-        """True when some node has neither a rule nor a usable fallback (the conversion will fail)."""
+    def _statically_missing(graph: gs.Graph, opset: int, use_fallback: bool, opsets: dict[str, int]) -> bool:
+        """True when some node has neither a rule nor a usable fallback or host region (the conversion will
+        fail)."""
         for node in graph.nodes:
             domain = onnx_domain(node)
-            if lookup(domain, node.op, opset) is None and not (
-                    use_fallback and lookup_fallback(domain, node.op, opset) is not None):
+            if lookup(domain, node.op, opset) is None and not use_fallback:
+                return True
+            if lookup(domain, node.op, opset) is None and lookup_fallback(domain, node.op, opset) is None and \
+                    not onnxruntime_runs(domain, node.op, opsets.get(domain)):
                 return True
         return False
 
@@ -134,6 +183,66 @@ class LowerToTTNN(Pass):
         return outputs
 
 
+class _Lowered:
+    """One round of lowering: the context, the program's inputs, the fallbacks and regions lowered, and (the
+    first round) the nodes only onnxruntime can run."""
+
+    def __init__(self, lctx: LoweringContext, inputs: list[gs.Variable]) -> None:
+        self.lctx = lctx
+        self.inputs = inputs
+        self.fallbacks: Counter = Counter()
+        self.regions: list[dict] = []
+        self.hosted: list[gs.Node] = []
+
+    def host(self, lctx: LoweringContext, node: gs.Node, dynamic: set[str]) -> None:
+        """`node` goes to a host region: its outputs get placeholders so that the rest lowers this round."""
+        self.hosted.append(node)
+        for t in node.outputs:
+            if not t.name:
+                continue
+            if t.shape is None or any(not isinstance(d, int) for d in t.shape):
+                dynamic.add(t.name)
+            shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
+            dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
+            lctx.bind(t, gs.Variable(t.name + "_region", dtype=dtype, shape=shape))
+
+
+def _opsets(graph: gs.Graph, opset: int) -> dict[str, int]:
+    """Domain ("" for ai.onnx) -> the version the model imports it at."""
+    found = {"": opset}
+    for entry in graph.import_domains or ():
+        domain = "" if entry.domain in ("", "ai.onnx") else entry.domain
+        if domain:
+            found[domain] = int(entry.version)
+    return found
+
+
+def _regions(graph: gs.Graph, hosted: list[gs.Node], opsets: dict[str, int]) -> list[Region]:
+    """The host regions of the hosted nodes, each cut out as a model onnxruntime opens (else an error)."""
+    readers: dict[int, list[gs.Node]] = {}
+    for node in graph.nodes:
+        for tensor in node_reads(node):
+            readers.setdefault(id(tensor), []).append(node)
+    regions = [build_region(k, group, graph, opsets, readers)
+               for k, group in enumerate(partition(list(graph.nodes), {id(n) for n in hosted}))]
+    for region in regions:
+        refusal = check_region(region)
+        if refusal is not None:
+            ops = ", ".join(f"{op} ({n} node{'s' if n != 1 else ''})" for op, n in region.ops().items())
+            raise ConversionError(f"no ttnn lowering or host fallback for {ops}, and onnxruntime cannot run them "
+                                  f"as a host region either ({', '.join(repr(n.name) for n in region.nodes[:5])}): "
+                                  f"{refusal}")
+    return regions
+
+
+def _schedule(nodes, regions: list[Region]) -> list:
+    return schedule(list(nodes), regions)
+
+
+def _region_summary(region: Region) -> dict:
+    return summary(region)
+
+
 BROKEN = "failed on an unsupported input"
 
 
@@ -146,6 +255,7 @@ class _Unsupported:
         self.missing: dict[str, list[str]] = {}
         self.reasons: dict[str, str] = {}
         self.refused: set[str] = set()
+        self.region_refused: set[str] = set()  # op types only a host region would run (--no-fallback)
         self.versions: dict[str, int | None] = {}  # ai.onnx op type -> the schema version its nodes resolve to
         self.placeholders: set[str] = set()  # outputs of unsupported nodes (and of nodes they broke)
 
@@ -174,7 +284,7 @@ class _Unsupported:
             return BROKEN
 
     def add(self, lctx: LoweringContext, node: gs.Node, label: str, reason, refused: bool,
-            has_rule: bool, version: int | None) -> None:
+            has_rule: bool, version: int | None, region: bool = False) -> None:
         broken = reason is BROKEN and has_rule and any(t.name in self.placeholders for t in node.inputs)
         if not broken:  # (a node that failed only on an unsupported node's placeholder is not listed)
             self.missing.setdefault(label, []).append(lctx.source)
@@ -184,6 +294,8 @@ class _Unsupported:
                 self.reasons.setdefault(label, reason)
             if refused:
                 self.refused.add(label)
+            if region:
+                self.region_refused.add(label)
         for t in node.outputs:  # later nodes still lower, so that every unsupported op type is found
             if t.name:
                 shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
@@ -192,7 +304,8 @@ class _Unsupported:
 
     def raise_if_any(self) -> None:
         if self.missing:
-            raise UnsupportedOpsError(self.missing, self.opset, self.reasons, tuple(self.refused), self.versions)
+            raise UnsupportedOpsError(self.missing, self.opset, self.reasons, tuple(self.refused), self.versions,
+                                      tuple(self.region_refused))
 
 
 def _unserved(domain: str, op_type: str, opset: int) -> str | None:

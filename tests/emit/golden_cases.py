@@ -43,11 +43,11 @@ def _values(shape, scale: float, salt: int) -> np.ndarray:
     return (((k * 7919 + salt * 104729) % 257 - 128) / 128.0 * scale).astype(np.float32).reshape(shape)
 
 
-def _model(nodes, name, inputs, outputs, inits) -> onnx.ModelProto:
+def _model(nodes, name, inputs, outputs, inits, domains=()) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(*i) for i in inputs],
                               [helper.make_tensor_value_info(*o) for o in outputs], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="onnx2ttnn-golden")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)] +
+                              [helper.make_opsetid(d, 1) for d in domains], producer_name="onnx2ttnn-golden")
     onnx.checker.check_model(model)
     return model
 
@@ -160,6 +160,19 @@ def fallback() -> onnx.ModelProto:
                   inits)
 
 
+def region() -> onnx.ModelProto:
+    """MatMul on the device -> com.microsoft Gelu (no lowering, no fallback: a host region run by onnxruntime)
+    -> Add + Relu on the device."""
+    inits = [numpy_helper.from_array(_values((64, 64), 0.1, 3), "w"),
+             numpy_helper.from_array(_values((64,), 0.1, 4), "b")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="project"),
+             helper.make_node("Gelu", ["h"], ["g"], name="contrib_gelu", domain="com.microsoft"),
+             helper.make_node("Add", ["g", "b"], ["biased"], name="bias"),
+             helper.make_node("Relu", ["biased"], ["y"], name="relu")]
+    return _model(nodes, "region", [("x", TensorProto.FLOAT, [1, 32, 64])], [("y", TensorProto.FLOAT, [1, 32, 64])],
+                  inits, domains=("com.microsoft",))
+
+
 @dataclass(frozen=True)
 class Case:
     """One golden model: a file in models/ (`example`) or a builder of a ModelProto (`build`)."""
@@ -185,6 +198,7 @@ CASES = (
     Case("bert1", "a one-layer BERT encoder with a pooler", build=bert1),
     Case("shards", "height- and width-sharded eltwise chains under auto", build=shards),
     Case("fallback", "a Trilu between device ops: a host fallback", build=fallback),
+    Case("region", "a com.microsoft Gelu between device ops: a host region", build=region),
 )
 KEYS = tuple(f"{case.name}@{policy}" for case in CASES for policy in POLICIES)
 

@@ -119,7 +119,10 @@ def _execute(conversion, feeds: dict[str, np.ndarray]) -> tuple[dict, list]:
         exec(compile(conversion.source, "<node case program>", "exec"), program.__dict__)
         device = ttnn.open_device(device_id=0, l1_small_size=16384)
         try:
-            params = program.load_parameters(device, io.BytesIO(npz_bytes(conversion.program.weights)))
+            weights = io.BytesIO(npz_bytes(conversion.program.weights))
+            # host regions' models from memory (the program would read them from the files beside its weights)
+            params = program.load_parameters(device, weights, regions=conversion.program.regions) \
+                if conversion.program.regions else program.load_parameters(device, weights)
             args = {}
             for ident, (onnx_name, _, torch_dtype) in program.INPUTS.items():
                 value = feeds[onnx_name]

@@ -101,3 +101,15 @@ def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> No
     assert (prepared["DRAM"] > 0) == (simulated_prepared["DRAM"] > 0) == ("ttnn.conv2d(" in Path(program).read_text())
     if memory == "l1":
         assert report["peak"]["l1_allocated_per_bank"] > 0, "the l1 policy placed nothing in L1 on real ttnn"
+
+
+@pytest.mark.parametrize("case", ["contrib", "loop", "two_regions"])
+def test_programs_with_host_regions_run_on_real_ttnn(ttnn_mock, case, tmp_path):
+    """Host regions (onnxruntime sessions opened by load_parameters, device tensors to the host and back around
+    them) between real ttnn calls: the forward pass completes with nothing leaked."""
+    from tests.e2e.test_host_regions import contrib_model, cycle_model, loop_model
+
+    model = {"contrib": contrib_model, "loop": loop_model, "two_regions": cycle_model}[case]()
+    program = _convert(model, tmp_path, "auto", "n150")
+    assert (tmp_path / "model_ttnn_region0.onnx").is_file()
+    _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")

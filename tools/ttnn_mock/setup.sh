@@ -127,7 +127,7 @@ import sys, importlib.metadata as md
 torch_v = sys.argv[1]
 want = {"numpy": lambda v: v.split(".")[0] == "1", "loguru": None, "networkx": None, "graphviz": None,
         "PyYAML": None, "click": None, "pandas": lambda v: v.split(".")[0] == "2", "seaborn": None,
-        "ml_dtypes": None, "torch": lambda v: v.split("+")[0] == torch_v}
+        "ml_dtypes": None, "onnxruntime": None, "torch": lambda v: v.split("+")[0] == torch_v}
 out = []
 for name, ok in want.items():
     try:
@@ -141,7 +141,8 @@ PY
 )
 if [ -n "$MISSING" ]; then
   REQS=("numpy<2,>=1.24.4" "loguru>=0.6.0" "networkx>=3.1" "graphviz>=0.20.3" "pyyaml>=5.4" "click>=8.1.7"
-        "pandas>=2.0.3,<3" "seaborn>=0.13.2" ml_dtypes)
+        "pandas>=2.0.3,<3" "seaborn>=0.13.2" ml_dtypes
+        "onnxruntime>=1.18")  # programs with host regions run them with onnxruntime
   case " $MISSING " in
     *" torch "*)
       TORCH_WHL=""

@@ -39,6 +39,10 @@ HOST_COMPUTE = "host_compute"
 HOST_OUTPUT = "host_output"  # a graph output a host fallback computed: returned as is, in its ONNX dtype
 declare(HOST_COMPUTE, ("tensors",), host=True, variadic_input=True, input_layouts=(Page.HOST,),
         output_page=Page.HOST, memory_config=False, cost=Cost.FREE)
+# a host region (fallback/regions.py): ONNX nodes onnxruntime runs, its session opened by load_parameters
+HOST_REGION = "host_region"
+declare(HOST_REGION, ("tensors",), host=True, variadic_input=True, input_layouts=(Page.HOST,),
+        output_page=Page.HOST, memory_config=False, cost=Cost.FREE)
 # the cost model counts host_output's host input as a DRAM read, as it always has (only the report's totals
 # see it: no device buffer is involved)
 declare(HOST_OUTPUT, ("tensor",), host=True, input_layouts=(Page.HOST,), output_page=Page.HOST, memory_config=False)

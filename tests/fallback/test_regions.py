@@ -1,0 +1,164 @@
+"""Host regions (onnx2ttnn/fallback/regions.py): the partition (maximal, connected, never a cycle through the
+device), the schedule around the regions, and what onnxruntime is taken to run."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import onnx_graphsurgeon as gs
+import pytest
+
+from onnx2ttnn.fallback.regions import build_region, node_reads, onnxruntime_runs, partition, schedule
+
+
+class Net:
+    """A tiny graphsurgeon graph built node by node: `add(name, inputs, host)`."""
+
+    def __init__(self) -> None:
+        self.x = gs.Variable("x", dtype=np.float32, shape=[1, 4])
+        self.tensors = {"x": self.x}
+        self.nodes: list[gs.Node] = []
+        self.hosted: set[int] = set()
+
+    def add(self, name: str, inputs: list[str], host: bool = False) -> gs.Node:
+        out = gs.Variable(name + "_out", dtype=np.float32, shape=[1, 4])
+        node = gs.Node("Relu" if len(inputs) == 1 else "Add", name, inputs=[self.tensors[i] for i in inputs],
+                       outputs=[out])
+        self.tensors[name] = out
+        self.nodes.append(node)
+        if host:
+            self.hosted.add(id(node))
+        return node
+
+    def regions(self) -> list[list[str]]:
+        return [[n.name for n in group] for group in partition(self.nodes, self.hosted)]
+
+    def graph(self) -> gs.Graph:
+        return gs.Graph(nodes=self.nodes, inputs=[self.x], outputs=[self.nodes[-1].outputs[0]])
+
+
+def test_a_chain_of_hosted_nodes_is_one_region():
+    net = Net()
+    net.add("d0", ["x"])
+    net.add("h1", ["d0"], host=True)
+    net.add("h2", ["h1"], host=True)
+    net.add("h3", ["h2"], host=True)
+    net.add("d4", ["h3"])
+    assert net.regions() == [["h1", "h2", "h3"]]
+
+
+def test_branches_that_meet_on_the_host_are_one_region():
+    net = Net()
+    net.add("h1", ["x"], host=True)
+    net.add("h2", ["x"], host=True)
+    net.add("h3", ["h1", "h2"], host=True)
+    net.add("d4", ["h3"])
+    assert net.regions() == [["h1", "h2", "h3"]]
+
+
+def test_a_device_path_between_two_hosted_nodes_keeps_them_apart():
+    """h1 -> d -> h3 and h1 -> h3: one region {h1, h3} would need d's result before it runs and give d its
+    input: a cycle through the device. The partition makes two regions, the schedule runs d between them."""
+    net = Net()
+    net.add("h1", ["x"], host=True)
+    net.add("d2", ["h1"])
+    net.add("h3", ["h1", "d2"], host=True)
+    assert net.regions() == [["h1"], ["h3"]]
+    groups = partition(net.nodes, net.hosted)
+    regions = [build_region(k, g, net.graph(), {"": 17}, _readers(net.nodes)) for k, g in enumerate(groups)]
+    order = schedule(net.nodes, regions)
+    assert [getattr(item, "name", None) or item.source for item in order] == \
+        ["host region 0", "d2", "host region 1"]
+
+
+def test_unconnected_hosted_nodes_are_separate_regions():
+    net = Net()
+    net.add("h1", ["x"], host=True)
+    net.add("d2", ["x"])
+    net.add("h3", ["d2"], host=True)
+    net.add("d4", ["h1", "h3"])
+    assert net.regions() == [["h1"], ["h3"]]
+
+
+def test_a_device_node_beside_a_region_does_not_split_it():
+    """d2 reads h1 but feeds nothing of the region: {h1, h3} stays whole, and d2 runs after it."""
+    net = Net()
+    net.add("h1", ["x"], host=True)
+    net.add("d2", ["h1"])
+    net.add("h3", ["h1"], host=True)
+    net.add("d4", ["d2", "h3"])
+    assert net.regions() == [["h1", "h3"]]
+    regions = [build_region(0, partition(net.nodes, net.hosted)[0], net.graph(), {"": 17}, _readers(net.nodes))]
+    order = schedule(net.nodes, regions)
+    assert [getattr(item, "name", None) or item.source for item in order] == ["host region 0", "d2", "d4"]
+    assert [t.name for t in regions[0].outputs] == ["h1_out", "h3_out"]  # both are read outside the region
+    assert [t.name for t in regions[0].inputs] == ["x"]
+
+
+def test_every_region_is_convex():
+    """Seeded random DAGs with random hosted sets: every hosted node is in exactly one region, and no path
+    leaves a region and comes back (a reachability walk from each region's readers outside it)."""
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        net = Net()
+        names = ["x"]
+        for i in range(40):
+            inputs = list(rng.choice(names, size=min(len(names), int(rng.integers(1, 3))), replace=False))
+            net.add(f"n{i}", inputs, host=bool(rng.random() < 0.5))
+            names.append(f"n{i}")
+        groups = partition(net.nodes, net.hosted)
+        assert sorted(id(n) for g in groups for n in g) == sorted(net.hosted)
+        for group in groups:
+            members = {id(n) for n in group}
+            # nodes reachable from the region through a node outside it must not be in it
+            frontier = [c for n in group for t in n.outputs for c in t.outputs if id(c) not in members]
+            seen = set()
+            while frontier:
+                node = frontier.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                assert id(node) not in members, f"trial {trial}: a path leaves region {group[0].name} and returns"
+                frontier += [c for t in node.outputs for c in t.outputs]
+
+
+def test_the_partition_is_linear():
+    """20,000 nodes alternating host and device: 10,000 regions, in well under a second per 10k nodes."""
+    net = Net()
+    previous = "x"
+    for i in range(20_000):
+        net.add(f"n{i}", [previous], host=i % 2 == 0)
+        previous = f"n{i}"
+    start = time.perf_counter()
+    groups = partition(net.nodes, net.hosted)
+    assert len(groups) == 10_000
+    assert time.perf_counter() - start < 5.0
+
+
+def test_a_loop_body_reading_an_outer_tensor_reads_it():
+    """A subgraph's outer-scope reads count as the node's inputs (for the partition and the region's
+    boundary)."""
+    outer = gs.Variable("outer", dtype=np.float32, shape=[1])
+    inner_in = gs.Variable("s", dtype=np.float32, shape=[1])
+    inner_out = gs.Variable("s2", dtype=np.float32, shape=[1])
+    body = gs.Graph(nodes=[gs.Node("Add", inputs=[inner_in, outer], outputs=[inner_out])], inputs=[inner_in],
+                    outputs=[inner_out])
+    loop = gs.Node("Loop", inputs=[gs.Variable("m", dtype=np.int64, shape=[])], outputs=[gs.Variable("y")],
+                   attrs={"body": body})
+    assert [t.name for t in node_reads(loop)] == ["m", "outer"]
+
+
+@pytest.mark.parametrize("domain, op, version, runs", [
+    ("com.microsoft", "Gelu", 1, True), ("com.microsoft", "FusedMatMul", 1, True),
+    ("", "Loop", 17, True), ("", "SequenceConstruct", 17, True), ("", "ConcatFromSequence", 17, True),
+    ("onnx2ttnn", "Linear", 1, False), ("my.domain", "Nothing", 1, False)])
+def test_what_onnxruntime_runs(domain, op, version, runs):
+    assert onnxruntime_runs(domain, op, version) is runs
+
+
+def _readers(nodes):
+    readers = {}
+    for node in nodes:
+        for tensor in node_reads(node):
+            readers.setdefault(id(tensor), []).append(node)
+    return readers
