@@ -86,8 +86,10 @@ def test_a_data_dependent_exit_is_declined_naming_the_node():
     model.graph.node[-1].name = "the_loop"
     with pytest.raises(UnsupportedOpsError, match=r"Loop not unrolled: its body's condition output is computed "
                                                   r"in the body \(a data-dependent exit\)") as info:
-        onnx2ttnn.convert(model)
+        onnx2ttnn.convert(model, fallback=False)
     assert "'the_loop'" in str(info.value)
+    # with fallbacks on (the default) the Loop runs in a host region instead
+    assert len(onnx2ttnn.convert(model).region_summaries()) == 1
 
 
 def test_a_runtime_trip_count_is_declined():
@@ -100,7 +102,8 @@ g (float[2,3] x, int64 m) => (float[2,3] y) {
 }
 """)
     with pytest.raises(UnsupportedOpsError, match=r"its trip count M \('m'\) is not a constant"):
-        onnx2ttnn.convert(model)
+        onnx2ttnn.convert(model, fallback=False)
+    assert len(onnx2ttnn.convert(model).region_summaries()) == 1  # by default: a host region
 
 
 def test_a_loop_over_the_unroll_budget_stays_a_loop():
@@ -108,7 +111,8 @@ def test_a_loop_over_the_unroll_budget_stays_a_loop():
                                                                                    f"float[{UNROLL_BUDGET},2,3] s"))
     assert "Loop" in _folded_ops(model)
     with pytest.raises(UnsupportedOpsError, match=r"over what is left of the unroll budget"):
-        onnx2ttnn.convert(model)
+        onnx2ttnn.convert(model, fallback=False)
+    assert len(onnx2ttnn.convert(model).region_summaries()) == 1  # by default: a host region
 
 
 def test_nested_loops_and_an_if_on_the_iteration_number_unroll():
@@ -174,7 +178,8 @@ g (float[3] x, bool c) => (float[3] y) {
 }
 """)
     with pytest.raises(UnsupportedOpsError, match=r"If not inlined: its condition is not a constant"):
-        onnx2ttnn.convert(model)
+        onnx2ttnn.convert(model, fallback=False)
+    assert len(onnx2ttnn.convert(model).region_summaries()) == 1  # by default: a host region
 
 
 def test_unrolled_names_are_unique_even_against_the_graphs_own_names():
