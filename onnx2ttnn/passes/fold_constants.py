@@ -144,7 +144,7 @@ def _evaluate_shape_ops(graph: gs.Graph) -> None:
 
 def _shape_op_value(node: gs.Node):
     """The value of a Shape / Size / Range / ConstantOfShape node when its inputs decide it, else None."""
-    if node.domain not in ("", "ai.onnx") or len(node.outputs) != 1:
+    if node.domain not in (None, "", "ai.onnx") or len(node.outputs) != 1:  # (graphsurgeon: None)
         return None
     consts = [np.asarray(t.values) if isinstance(t, gs.Constant) else None for t in node.inputs]
     if node.op == "Shape" and is_static(node.inputs[0].shape):  # graphsurgeon ignores start and end

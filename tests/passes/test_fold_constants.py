@@ -194,3 +194,18 @@ def test_onnxruntime_logs_again_after_folding(capfd):
     """)  # the constant subgraph graphsurgeon hands onnxruntime
     onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     assert "UnsqueezeElimination" in capfd.readouterr().err
+
+
+def test_shape_start_folds_to_the_slice_when_built_by_onnx_helper():
+    # onnx.helper leaves the node's domain unset (graphsurgeon: None); the evaluation took only "" and folding
+    # fell to graphsurgeon, which ignores start: Shape(start=1) of [3, 4, 5] became [3, 4, 5], not [4, 5]
+    nodes = [helper.make_node("Shape", ["x"], ["s"], start=1), helper.make_node("Size", ["x"], ["n"]),
+             helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["n"], ["z"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, [])])
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), {})
+    FoldConstants().run(module, PassContext(Options()))
+    outputs = {t.name: np.asarray(t.values).tolist() for t in module.graph.outputs}
+    assert outputs == {"y": [4.0, 5.0], "z": 60.0}
