@@ -25,6 +25,7 @@ from onnx2ttnn.ir.dtypes import torch_dtype
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import HOST_OUTPUT
 from onnx2ttnn.lowering import lookup, lowering_versions
+from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -38,6 +39,7 @@ class LowerToTTNN(Pass):
         use_fallback = ctx.options.fallback
         bfloat16 = _bfloat16_as_float(graph)
         lctx = LoweringContext(ctx.options.dtype)
+        lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback))
