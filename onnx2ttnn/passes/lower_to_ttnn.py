@@ -7,7 +7,8 @@ they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or who
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count and the
 schema version the model's opset resolves to (a rule serves only the schema versions it was checked
-against: a newer or older version is unsupported, lowering/versions.py).
+against: a newer or older version is unsupported, lowering/versions.py).  The output tail (lowering/accuracy.py)
+is found first: a sigmoid or exp there reads a float32 input in a bf16 program.
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
 """
 from __future__ import annotations

@@ -22,18 +22,22 @@ from tests.ttnn_api import check_source
 
 
 def tail_model(kind: str, *, last: str = "Sigmoid", bias: float = -10.0, extra=()) -> onnx.ModelProto:
-    """x -> Conv 3x3 8->1 (or Gemm 64->16) with bias `bias` and weights small enough that the logits vary by
+    """x -> Conv 3x3 8->1 (ConvTranspose 2x2/2 8->1, Gemm 64->16) with bias `bias` and weights small enough that the logits vary by
     about 0.1 -> `last` -> y, then the nodes of `extra` (node, output value info) appended."""
     rng = np.random.default_rng(0)
     if kind == "conv":
         w = (rng.standard_normal((1, 8, 3, 3)) * 0.012).astype(np.float32)
         producer = helper.make_node("Conv", ["x", "w", "b"], ["logit"], pads=[1, 1, 1, 1])
         x_shape, y_shape = [1, 8, 32, 32], [1, 1, 32, 32]
+    elif kind == "convt":  # a DB text detector's head ends so: ConvTranspose 2x2/2 -> Sigmoid
+        w = (rng.standard_normal((8, 1, 2, 2)) * 0.03).astype(np.float32)
+        producer = helper.make_node("ConvTranspose", ["x", "w", "b"], ["logit"], strides=[2, 2])
+        x_shape, y_shape = [1, 8, 16, 16], [1, 1, 32, 32]
     else:
         w = (rng.standard_normal((64, 16)) * 0.012).astype(np.float32)
         producer = helper.make_node("Gemm", ["x", "w", "b"], ["logit"])
         x_shape, y_shape = [64, 64], [64, 16]
-    b = np.full((w.shape[0] if kind == "conv" else 16,), bias, np.float32)
+    b = np.full((1 if kind in ("conv", "convt") else 16,), bias, np.float32)
     nodes = [producer, helper.make_node(last, ["logit"], ["y"])] + [n for n, _ in extra]
     outputs = [helper.make_tensor_value_info(*info) for _, info in extra] or \
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)]
@@ -113,7 +117,7 @@ def test_no_float32_input_where_it_is_not_the_rule(case):
 
 # ---- the regression ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["conv", "gemm"])
+@pytest.mark.parametrize("kind", ["conv", "convt", "gemm"])
 def test_far_tail_sigmoid_verifies_in_bf16_with_a_float32_logit(kind, monkeypatch):
     report = verify(tail_model(kind), per_op=True)
     assert report.passed and report.outputs[0].pcc >= 0.99, report.text()
