@@ -10,7 +10,8 @@ Sharding (probe_sharding.py, results/sharding.txt):
   ("Height sharded inputs are not supported.").
 Accuracy (probe_unary_modes.py, results/unary_modes.txt): matmul and linear on bfloat16 inputs asked for
 dtype=float32 accumulate in a float32 dest by themselves (DST_ACCUM_MODE true).  softmax's default kernel runs
-math_approx_mode (APPROX true) in a float32 dest.
+math_approx_mode (APPROX true, its exp approximate: EXP_APPROX 1) in a float32 dest, HiFi3; a compute_kernel_config
+with math_approx_mode=False gives the accurate exp (not emitted yet).
 Vector FLOPs per output element: the cost model's rough estimates of the passes over a row, not measured
 (softmax 5, layer_norm 8, rms_norm 6, mean and sum 1).
 """

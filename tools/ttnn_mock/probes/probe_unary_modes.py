@@ -53,6 +53,9 @@ CASES = [
     ("erf fp32 default", F32, "ttnn.erf(x)"),
     ("silu default", BF16, "ttnn.silu(x)"),
     ("softmax dim=-1 default", BF16, "ttnn.softmax(x, dim=-1)"),
+    ("softmax dim=-1 compute_kernel_config math_approx_mode=False HiFi4 fp32 dest", BF16,
+     "ttnn.softmax(x, dim=-1, compute_kernel_config=ttnn.WormholeComputeKernelConfig("
+     "math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True))"),
     ("typecast bf16->fp32", BF16, "ttnn.typecast(x, ttnn.float32)"),
     ("conv2d 1x1 8->32, bf16 in, dtype=float32 out", BF16, "conv(x, ttnn.float32)"),
     ("conv2d 1x1 8->32, bf16 in, default dtype", BF16, "conv(x, None)"),
@@ -80,8 +83,11 @@ def compute_kernels(cache):
         defines = os.path.join(kdir, "defines_generated.h")
         if os.path.exists(defines):
             for line in open(defines):
-                if line.startswith("#define SFPU_OP_CHAIN_0_") or "_INCLUDE" in line:
-                    chain.append(line.split(None, 2)[2].strip() if line.count(" ") >= 2 else line.strip())
+                parts = line.split(None, 2)
+                if len(parts) == 3 and parts[1].startswith("SFPU_OP_CHAIN_0_"):
+                    chain.append(parts[2].strip())  # the op chain's init and call
+                elif len(parts) == 3 and ("_INCLUDE" in parts[1] or "APPROX" in parts[1]):
+                    chain.append(f"{parts[1]}={parts[2].strip()}")
         name = os.path.basename(os.path.dirname(kdir))
         fidelity = flags.get("MATH_FIDELITY", "").replace("static_cast<ckernel::MathFidelity>", "")
         found[kdir] = (f"{name}#{os.path.basename(kdir)} APPROX={flags.get('APPROX')} "
