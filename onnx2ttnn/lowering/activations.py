@@ -13,6 +13,7 @@ import math
 
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.ir.graph import TTNNRef
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.eltwise import binary_to, intermediate, tensor_scalar, unary, unary_to
 from onnx2ttnn.lowering.registry import register
@@ -25,10 +26,15 @@ def _attr(node: gs.Node, name: str, default: float) -> float:
     return float(node.attrs.get(name, default))
 
 
-@register("Gelu", versions=(20,), ttnn=("gelu",))
+@register("Gelu", versions=(20,), ttnn=("gelu",), note="approximate='tanh': variant=GeluVariant.Tanh")
 def gelu(ctx: LoweringContext, node: gs.Node) -> None:
-    approximate = node.attrs.get("approximate", "none")
-    unary(ctx, node, "gelu", fast_and_approximate_mode=True if approximate == "tanh" else None)
+    """Gelu-20: the erf form (ttnn's default, GeluVariant.Accurate) or, with approximate='tanh', the tanh form,
+    GeluVariant.Tanh (not fast_and_approximate_mode=True: that selects the 6-piece FastLut, about 1 % absolute
+    error; results/unary_modes.txt)."""
+    if node.attrs.get("approximate", "none") == "tanh":
+        unary(ctx, node, "gelu", variant=TTNNRef("GeluVariant.Tanh"))
+    else:
+        unary(ctx, node, "gelu")
 
 
 @register("Gelu", versions=(1,), domain="onnx2ttnn", ttnn=("gelu",), note="fused from the Erf pattern")

@@ -55,6 +55,8 @@ class LoweringContext:
 
     def __init__(self, dtype: str = "bf16") -> None:
         self.dtype = dtype  # the program's compute dtype ("bf16" | "fp32", Options.dtype)
+        self.output_tail: frozenset[int] = frozenset()  # ids of ONNX nodes at an output tail (lowering/accuracy.py)
+        self.output_names: frozenset[str] = frozenset()  # the ONNX graph's output names
         self.nodes: list[gs.Node] = []
         self.source = ""  # name of the ONNX node being lowered
         self._values: dict[str, tuple[gs.Variable, Optional[NHWC]]] = {}

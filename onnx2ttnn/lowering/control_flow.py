@@ -14,9 +14,10 @@ from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 _VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
+_ELSE = "otherwise declined, and run in a host region"
 _LOOP_NOTE = (f"unrolled when the trip count folds to a constant, the condition input is constant and the "
-              f"body's condition output is too, within {UNROLL_BUDGET} unrolled nodes; otherwise declined")
-_SCAN_NOTE = f"unrolled over the static sequence length within {UNROLL_BUDGET} unrolled nodes; otherwise declined"
+              f"body's condition output is too, within {UNROLL_BUDGET} unrolled nodes; {_ELSE}")
+_SCAN_NOTE = f"unrolled over the static sequence length within {UNROLL_BUDGET} unrolled nodes; {_ELSE}"
 
 
 def _declined(ctx: LoweringContext, node: gs.Node, opset: int) -> None:
@@ -25,7 +26,7 @@ def _declined(ctx: LoweringContext, node: gs.Node, opset: int) -> None:
     ctx.decline(f"{node.op} not unrolled: {reason}")
 
 
-@register("If", versions=_VERSIONS, note="inlined when the condition folds to a constant; otherwise declined")
+@register("If", versions=_VERSIONS, note=f"inlined when the condition folds to a constant; {_ELSE}")
 def if_(ctx: LoweringContext, node: gs.Node) -> None:
     """If-1 to 25 (11: the branches' outputs may differ in shape; later versions add types): inlined by
     fold-constants when the condition is constant; a runtime condition is declined."""

@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.lowering.accuracy import tail_float32
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.registry import lookup, register
 
@@ -57,7 +58,10 @@ def intermediate(out: gs.Tensor, suffix: str, shape) -> gs.Variable:
 # ---- unary ----------------------------------------------------------------------------------------------
 
 def unary(ctx: LoweringContext, node: gs.Node, ttnn_op: str, **attrs) -> None:
-    """Apply a unary ttnn op in whatever form its input is in."""
+    """Apply a unary ttnn op in whatever form its input is in (with a float32 input at an output tail:
+    lowering/accuracy.py)."""
+    if not attrs and tail_float32(ctx, node, ttnn_op):
+        return
     unary_to(ctx, node.inputs[0], node.outputs[0], ttnn_op, **attrs)
 
 

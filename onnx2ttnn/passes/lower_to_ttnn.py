@@ -7,7 +7,8 @@ they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or who
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count and the
 schema version the model's opset resolves to (a rule serves only the schema versions it was checked
-against: a newer or older version is unsupported, lowering/versions.py).
+against: a newer or older version is unsupported, lowering/versions.py).  The output tail (lowering/accuracy.py)
+is found first: a sigmoid or exp there reads a float32 input in a bf16 program.
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from onnx2ttnn.ir.dtypes import torch_dtype
 from onnx2ttnn.ir.graph import Module, TensorSpec, onnx_domain, ttnn_node
 from onnx2ttnn.ir.ttnn_ops import HOST_OUTPUT
 from onnx2ttnn.lowering import lookup, lowering_versions
+from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -67,6 +69,7 @@ class LowerToTTNN(Pass):
         graph = module.graph
         use_fallback = ctx.options.fallback
         lctx = LoweringContext(ctx.options.dtype)
+        lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

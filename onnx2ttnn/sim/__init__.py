@@ -9,7 +9,8 @@ What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, 
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
 shard validation, and each op's layout/dtype requirements.  What is not: kernels' exact arithmetic
-(accumulation order, math fidelity, approximations), circular-buffer memory of ops, program caches.
+(accumulation order, math fidelity), except the SFPU arithmetic of sigmoid and exp in their accuracy
+variants (_sfpu.py), circular-buffer memory of ops, program caches.
 """
 from ._activation import UnaryOpType, UnaryWithParam
 from ._device import Device
@@ -17,8 +18,8 @@ from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_
                          L1_MEMORY_CONFIG, L1_WIDTH_SHARDED_MEMORY_CONFIG, CoreCoord, CoreGrid, CoreRange,
                          CoreRangeSet, MemoryConfig, ShardSpec, create_sharded_memory_config)
 from ._tensor import Tensor
-from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy,
-                     StorageType, TensorMemoryLayout)
+from ._types import (BufferType, DataType, GeluVariant, Layout, MathFidelity, Shape, ShardOrientation,
+                     ShardStrategy, SigmoidMode, StorageType, TensorMemoryLayout, WormholeComputeKernelConfig)
 from .ops_conv import Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, conv2d, conv_transpose2d
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)
@@ -28,8 +29,8 @@ from .ops_eltwise import (abs, acos, acosh, add, asin, asinh, atan, atanh, ceil,
                           hardswish, hardtanh, isfinite, isinf, isnan, isneginf, isposinf, le, leaky_relu, log,
                           log10, log1p, log2, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
                           minimum, mish, multiply, ne, neg, pow, reciprocal, relu, relu6, remainder, round, rsqrt,
-                          selu, sigmoid, sign, silu, sin, sinh, softplus, softshrink, softsign, sqrt, square,
-                          subtract, tan, tanh, tanhshrink, threshold, trunc, where)
+                          selu, sigmoid, sigmoid_accurate, sign, silu, sin, sinh, softplus, softshrink, softsign,
+                          sqrt, square, subtract, tan, tanh, tanhshrink, threshold, trunc, where)
 from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
                        to_torch, typecast)
 from .ops_matmul import linear, matmul

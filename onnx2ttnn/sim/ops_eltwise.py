@@ -13,7 +13,8 @@ import torch.nn.functional as F
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._rounding import round_scalar
 from ._tensor import Tensor
-from ._types import DataType as D, Layout
+from . import _sfpu
+from ._types import DataType as D, GeluVariant, Layout, SigmoidMode
 
 _FLOAT = frozenset({D.BFLOAT16, D.FLOAT32, D.BFLOAT8_B})
 _ALL_INT = frozenset({D.INT32, D.UINT32, D.UINT16, D.UINT8})
@@ -46,14 +47,11 @@ def _float(fn):
 
 relu = _make_unary("relu", torch.relu, _FLOAT | _ALL_INT)
 relu6 = _make_unary("relu6", lambda x: x.clamp(0, 6), _FLOAT | _ALL_INT)
-tanh = _make_unary("tanh", torch.tanh)
-exp = _make_unary("exp", torch.exp)
 log = _make_unary("log", torch.log)
 sqrt = _make_unary("sqrt", torch.sqrt)
 rsqrt = _make_unary("rsqrt", torch.rsqrt)
 neg = _make_unary("neg", torch.neg)
 abs = _make_unary("abs", torch.abs)
-erf = _make_unary("erf", torch.erf)
 reciprocal = _make_unary("reciprocal", torch.reciprocal)
 sin = _make_unary("sin", torch.sin)
 cos = _make_unary("cos", torch.cos)
@@ -90,14 +88,86 @@ logical_not = _make_unary("logical_not", lambda x: (x == 0).to(x.dtype), _FLOAT 
                           "1 where the input is 0, else 0.")
 
 
-def sigmoid(input_tensor: Tensor, *, memory_config=None) -> Tensor:
-    """Element-wise logistic sigmoid."""
-    return _unary_impl("ttnn.sigmoid", torch.sigmoid, _FLOAT, input_tensor, memory_config)
+# ---- unary ops with accuracy variants: the kernels' arithmetic (_sfpu.py, docs/ttnn-facts.md §16) ----------
+
+def _fp32_dest(input_tensor: Tensor) -> bool:
+    """Whether the kernel runs with a float32 dest (DST_ACCUM_MODE): for float32 inputs (probe_unary_modes.py)."""
+    return isinstance(input_tensor, Tensor) and input_tensor._dtype is D.FLOAT32
 
 
-def gelu(input_tensor: Tensor, *, fast_and_approximate_mode: bool = False, memory_config=None) -> Tensor:
-    """GELU (exact erf form; fast_and_approximate_mode=True uses the tanh approximation)."""
-    approx = "tanh" if fast_and_approximate_mode else "none"
+def _not_modelled(op: str, variant: str):
+    raise RuntimeError(f"onnx2ttnn simulator: {op} with {variant} is a lookup-table kernel the simulator does "
+                       "not model (docs/ttnn-facts.md §16); onnx2ttnn never emits it")
+
+
+def sigmoid(input_tensor: Tensor, *, vector_mode: int = 4, mode: SigmoidMode = SigmoidMode.Accurate,
+            memory_config=None) -> Tensor:
+    """Logistic sigmoid.  mode Accurate: 1 / (1 + exp(-x)) (bfloat16: exp_21f and one Newton step, about one
+    bfloat16 ulp); FastApproximate: the three-piece linear LUT (0 below -2, 1 above 2); AccurateWithFastExp:
+    Schraudolph's exp, then the Newton reciprocal.  vector_mode 2 (VectorMode::C) computes the left half of
+    every tile (columns 0-15 of each 32) and leaves the rest as it was."""
+    if not isinstance(mode, SigmoidMode):
+        raise TypeError(f"ttnn.sigmoid: mode must be a ttnn.SigmoidMode, got {mode!r}")
+    if vector_mode not in (2, 4):
+        raise RuntimeError(f"TT_FATAL: ttnn.sigmoid: vector_mode must be 2 or 4, got {vector_mode}")
+    fp32 = _fp32_dest(input_tensor)
+    if mode is SigmoidMode.FastApproximate:
+        fn = lambda x: _sfpu.sigmoid_lut(x, fp32)  # noqa: E731
+    elif mode is SigmoidMode.AccurateWithFastExp:
+        fn = lambda x: _sfpu.sigmoid_fast_exp(x, fp32)  # noqa: E731
+    else:
+        fn = lambda x: _sfpu.sigmoid_accurate(x, fp32)  # noqa: E731
+    if vector_mode == 2:
+        inner = fn
+        fn = lambda x: torch.where(_left_half_columns(x), inner(x), x)  # noqa: E731
+    return _unary_impl("ttnn.sigmoid", fn, _FLOAT, input_tensor, memory_config)
+
+
+def _left_half_columns(x: torch.Tensor) -> torch.Tensor:
+    """True in columns 0-15 of every 32 (the tile faces VectorMode::C runs on), broadcastable over x."""
+    if x.dim() == 0:
+        return torch.tensor(True)
+    return (torch.arange(x.shape[-1]) % 32) < 16
+
+
+def sigmoid_accurate(input_tensor: Tensor, fast_and_approximate_mode: bool = False, *,
+                     memory_config=None) -> Tensor:
+    """Deprecated alias of ttnn.sigmoid: mode Accurate, or AccurateWithFastExp when fast_and_approximate_mode."""
+    mode = SigmoidMode.AccurateWithFastExp if fast_and_approximate_mode else SigmoidMode.Accurate
+    return sigmoid(input_tensor, mode=mode, memory_config=memory_config)
+
+
+def exp(input_tensor: Tensor, *, fast_and_approximate_mode: bool = False, memory_config=None) -> Tensor:
+    """e**x.  Accurate (default): exp_21f rounded to nearest for bfloat16, exact for float32 (modelled);
+    fast_and_approximate_mode: Schraudolph's exp (about 4 % relative error)."""
+    fp32 = _fp32_dest(input_tensor)
+    return _unary_impl("ttnn.exp", lambda x: _sfpu.exp_kernel(x, bool(fast_and_approximate_mode), fp32), _FLOAT,
+                       input_tensor, memory_config)
+
+
+def tanh(input_tensor: Tensor, *, memory_config=None, fast_and_approximate_mode: bool = False) -> Tensor:
+    """tanh; the accurate kernel (default) is modelled exact; the fast one (a 6-piece LUT) is not modelled."""
+    if fast_and_approximate_mode:
+        _not_modelled("ttnn.tanh", "fast_and_approximate_mode=True")
+    return _unary_impl("ttnn.tanh", torch.tanh, _FLOAT, input_tensor, memory_config)
+
+
+def erf(input_tensor: Tensor, *, fast_and_approximate_mode: bool = False, memory_config=None) -> Tensor:
+    """erf; the accurate kernel (default) is modelled exact; the fast one is not modelled."""
+    if fast_and_approximate_mode:
+        _not_modelled("ttnn.erf", "fast_and_approximate_mode=True")
+    return _unary_impl("ttnn.erf", torch.erf, _FLOAT, input_tensor, memory_config)
+
+
+def gelu(input_tensor: Tensor, *, variant: GeluVariant = GeluVariant.Accurate, memory_config=None) -> Tensor:
+    """GELU (the `variant` overload; the legacy `fast_and_approximate_mode` one, True = FastLut, is not
+    simulated).  variant Accurate: the erf form (modelled exact); Tanh: 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715
+    x**3))) in float32; FastLut is not modelled."""
+    if not isinstance(variant, GeluVariant):
+        raise TypeError(f"ttnn.gelu: variant must be a ttnn.GeluVariant, got {variant!r}")
+    if variant is GeluVariant.FastLut:
+        _not_modelled("ttnn.gelu", "GeluVariant.FastLut")
+    approx = "tanh" if variant is GeluVariant.Tanh else "none"
     return _unary_impl("ttnn.gelu", lambda x: F.gelu(x, approximate=approx), _FLOAT, input_tensor, memory_config)
 
 

@@ -73,6 +73,18 @@ def test_other_end_to_end_programs_run_on_real_ttnn(ttnn_mock, case, memory, tmp
     _check_on_real_ttnn(ttnn_mock, program, memory, "n150")
 
 
+@pytest.mark.parametrize("kind", ["conv", "convt", "gemm"])
+def test_output_tail_float32_programs_run_on_real_ttnn(ttnn_mock, kind, tmp_path):
+    """A far-tail sigmoid's float32 logit (lowering/accuracy.py): conv2d / conv_transpose2d with dtype=float32
+    and an fp32-dest compute_config, or linear with dtype=float32, then sigmoid on float32 and a typecast to
+    bfloat16."""
+    from tests.lowering.test_accuracy import tail_model
+
+    program = _convert(tail_model(kind), tmp_path, "auto", "n150")
+    assert "dtype=ttnn.float32" in Path(program).read_text()
+    _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
+
+
 def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> None:
     report = ttnn_mock.run_program(program, device=device)
     assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"

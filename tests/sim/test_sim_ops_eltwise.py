@@ -16,8 +16,7 @@ def bf16(x):
 
 
 UNARY = {
-    "relu": torch.relu, "relu6": lambda x: x.clamp(0, 6), "sigmoid": torch.sigmoid, "tanh": torch.tanh,
-    "exp": torch.exp, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf, "gelu": F.gelu,
+    "relu": torch.relu, "relu6": lambda x: x.clamp(0, 6), "tanh": torch.tanh, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf, "gelu": F.gelu,
     "sin": torch.sin, "cos": torch.cos, "floor": torch.floor, "ceil": torch.ceil, "sign": torch.sign,
     "silu": F.silu, "softplus": F.softplus, "logical_not": lambda x: (x == 0).float(),
     "isnan": lambda x: torch.isnan(x).float(), "isinf": lambda x: torch.isinf(x).float(),
@@ -64,8 +63,77 @@ def test_parametrized_unaries(ttnn, device):
     assert torch.equal(ttnn.to_torch(ttnn.hardtanh(t, min_val=-2.0, max_val=3.0)).float(), xr.clamp(-2, 3))
     assert torch.equal(ttnn.to_torch(ttnn.clip(t, -1.0, 2.0)).float(), xr.clamp(-1, 2))
     assert torch.equal(ttnn.to_torch(ttnn.clamp(t, min=0.5)).float(), xr.clamp(min=0.5))
-    assert torch.equal(ttnn.to_torch(ttnn.gelu(t, fast_and_approximate_mode=True)).float(),
+    assert torch.equal(ttnn.to_torch(ttnn.gelu(t, variant=ttnn.GeluVariant.Tanh)).float(),
                        bf16(F.gelu(xr, approximate="tanh")))
+
+
+# ---- accuracy variants (sim/_sfpu.py; docs/ttnn-facts.md §16) ------------------------------------------------
+
+def test_accurate_sigmoid_and_exp_bf16_are_the_kernels_arithmetic(ttnn, device):
+    """bfloat16 sigmoid / exp: exp_21f (+ one Newton reciprocal), rounded once: within 1.5 bf16 ulp of the
+    exact value, and not simply the exact value rounded."""
+    from onnx2ttnn.sim import _sfpu
+
+    x = torch.linspace(-20, 20, 4001).reshape(1, 4001)
+    xr = bf16(x)
+    for name, exact, kernel in (("sigmoid", torch.sigmoid, lambda v: _sfpu.sigmoid_accurate(v, False)),
+                                ("exp", torch.exp, lambda v: _sfpu.bf16_nearest(_sfpu.exp_21f(v)))):
+        got = ttnn.to_torch(getattr(ttnn, name)(dev(ttnn, device, x))).float()
+        assert torch.equal(got, kernel(xr)), name
+        truth = exact(xr.double())
+        assert ((got.double() - truth) / truth).abs().max() < 1.5 * 2 ** -8, name
+        assert not torch.equal(got, bf16(exact(xr))), name
+
+
+def test_float32_sigmoid_and_exp_run_in_an_fp32_dest(ttnn, device):
+    x = torch.randn(40, 40) * 6
+    t = dev(ttnn, device, x, dtype=ttnn.float32)
+    assert torch.equal(ttnn.to_torch(ttnn.sigmoid(t)), torch.sigmoid(x))
+    assert torch.equal(ttnn.to_torch(ttnn.exp(t)), torch.exp(x))
+
+
+def test_fast_approximate_sigmoid_is_the_three_piece_lut(ttnn, device):
+    x = torch.tensor([[-14.0, -2.5, -2.0, -1.5, -0.5, 0.0, 0.5, 1.5, 2.0, 2.5, 14.0]])
+    got = ttnn.to_torch(ttnn.sigmoid(dev(ttnn, device, x), mode=ttnn.SigmoidMode.FastApproximate)).float()
+    slope_1, slope_2 = 0.2265625, 0.265625
+    want = torch.tensor([[0.0, 0.0, 0.0, 0.5 - (slope_2 * 1.5 - 0.046875), 0.5 - slope_1 * 0.5, 0.5,
+                          0.5 + slope_1 * 0.5, 0.5 + slope_2 * 1.5 - 0.046875, 1.0, 1.0, 1.0]])
+    assert torch.equal(got, _truncated(want))
+
+
+def _truncated(x):
+    return (x.contiguous().view(torch.int32) & ~0xFFFF).view(torch.float32)
+
+
+def test_fast_exp_and_fast_exp_sigmoid_are_coarse_but_close(ttnn, device):
+    x = torch.linspace(-12, 0.5, 2001).reshape(1, 2001)
+    xr, t = bf16(x), dev(ttnn, device, x)
+    fast = ttnn.to_torch(ttnn.exp(t, fast_and_approximate_mode=True)).float()
+    rel = ((fast.double() - torch.exp(xr.double())) / torch.exp(xr.double())).abs()
+    assert 0.01 < rel.max() < 0.045  # Schraudolph's exp: a few per cent, never exact
+    for call in (lambda: ttnn.sigmoid(t, mode=ttnn.SigmoidMode.AccurateWithFastExp),
+                 lambda: ttnn.sigmoid_accurate(t, True)):
+        got = ttnn.to_torch(call()).float().double()
+        rel = ((got - torch.sigmoid(xr.double())) / torch.sigmoid(xr.double())).abs()
+        assert 0.01 < rel.max() < 0.045
+    assert torch.equal(ttnn.to_torch(ttnn.sigmoid_accurate(t)), ttnn.to_torch(ttnn.sigmoid(t)))
+
+
+def test_sigmoid_vector_mode_c_computes_the_left_half_of_each_tile(ttnn, device):
+    x = torch.randn(2, 64)
+    got = ttnn.to_torch(ttnn.sigmoid(dev(ttnn, device, x), vector_mode=2)).float()
+    full = ttnn.to_torch(ttnn.sigmoid(dev(ttnn, device, x))).float()
+    left = (torch.arange(64) % 32) < 16
+    assert torch.equal(got[:, left], full[:, left]) and torch.equal(got[:, ~left], bf16(x)[:, ~left])
+
+
+def test_lookup_table_variants_the_simulator_does_not_model_say_so(ttnn, device):
+    t = dev(ttnn, device, torch.randn(4, 4))
+    for call in (lambda: ttnn.gelu(t, variant=ttnn.GeluVariant.FastLut),
+                 lambda: ttnn.tanh(t, fast_and_approximate_mode=True),
+                 lambda: ttnn.erf(t, fast_and_approximate_mode=True)):
+        with pytest.raises(RuntimeError, match="does not model"):
+            call()
 
 
 def test_unary_rejects_unsupported_dtypes(ttnn, device):

@@ -14,10 +14,13 @@ Placement facts, measured on real ttnn 0.81.1 in mock mode:
   and large input windows (ir/placements.py conv_all_in_l1; probe_conv_cb.py, results/conv_cb.txt);
 - conv_transpose2d has only a DRAM slicing path here: it always writes DRAM, like conv2d on its DRAM path
   (not probed on its own).
+Accuracy (probe_unary_modes.py, results/unary_modes.txt): conv2d and conv_transpose2d asked for dtype=float32
+write FLOAT32 from a bfloat16 dest (DST_ACCUM_MODE false); with compute_config fp32_dest_acc_en=True (HiFi4,
+their default fidelity) they accumulate in float32.
 """
 from __future__ import annotations
 
-from onnx2ttnn.ir.ttnn_ops.facts import Cost, Page, ShardFacts, Writes, declare
+from onnx2ttnn.ir.ttnn_ops.facts import Cost, Float32Result, Page, ShardFacts, Writes, declare
 
 # conv2d's own L1 beyond OP_SCRATCH_RESERVE, kept free at every conv: the convs ir/placements.py admits to the
 # all-in-L1 path need at most 532 KiB per bank beyond their input, output included (probe_conv_cb.py,
@@ -28,7 +31,7 @@ CONV_SCRATCH_EXTRA = 640 * 1024
 
 _CONV = dict(keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
              input_layouts=(Page.ANY, Page.HOST, Page.HOST), output_page=Page.TILE, cost=Cost.CONV,
-             l1_reserve=CONV_SCRATCH_EXTRA)
+             l1_reserve=CONV_SCRATCH_EXTRA, float32_result=Float32Result.DTYPE_AND_DEST)
 
 declare("conv2d", ("input_tensor", "weight_tensor", "bias_tensor"), **_CONV, slice_config=True,
         height=ShardFacts((0,), True, "conv2d", same_shape_inputs=False,

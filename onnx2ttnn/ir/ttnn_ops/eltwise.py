@@ -9,6 +9,12 @@ planner's layout (whole padded height, whole tile columns per core, no idle core
 the other operand of a binary op interleaved, DRAM or a broadcast row too.  The other groups were not probed
 and are not sharded.
 
+Accuracy variants (probe_unary_modes.py, results/unary_modes.txt; docs/ttnn-facts.md §16): every default the
+compiler emits compiles to the accurate kernel (sigmoid mode Accurate, exp / tanh / erf without
+fast_and_approximate_mode, gelu variant Accurate; APPROX false), and a float32 input runs it in a float32 dest.
+sigmoid and exp (`tail_float32_input`) lose |x| times their input's relative error: where their result reaches a
+graph output, lowering/accuracy.py feeds them a float32 input.
+
 Vector FLOPs per output element: the cost model's rough estimates of the passes an op makes over its data, not
 measured (exp 2; sigmoid, tanh, silu 3; gelu, erf 4; every other op 1).
 """
@@ -24,7 +30,8 @@ _KEEPS_INTEGERS = dict(output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)  # ttnn gives a
 for _name in ("relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf",
               "gelu", "reciprocal", "sin", "cos", "floor", "ceil", "sign", "logical_not", "silu", "isnan"):
     declare(_name, height=ShardFacts((0,), True, "unary"), width=ShardFacts((0,), True, "unary"),
-            vector_flops=_FLOPS.get(_name, 1), **(_KEEPS_INTEGERS if _name in ("neg", "abs") else {}))
+            vector_flops=_FLOPS.get(_name, 1), tail_float32_input=_name in ("sigmoid", "exp"),
+            **(_KEEPS_INTEGERS if _name in ("neg", "abs") else {}))
 declare("clip", **_KEEPS_INTEGERS)
 declare("hardtanh")
 

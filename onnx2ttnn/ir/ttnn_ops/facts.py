@@ -63,6 +63,14 @@ class InDtype:
 
 
 @_declared
+class Float32Result:
+    """How an op that accumulates (conv, matmul) writes a float32-accurate result (probe_unary_modes.py)."""
+
+    DTYPE = "dtype"  # `dtype=float32` alone: the kernel then accumulates in a float32 dest
+    DTYPE_AND_DEST = "dtype_and_dest"  # `dtype=float32` keeps a bfloat16 dest: also compute_config fp32_dest_acc_en
+
+
+@_declared
 class Cost:
     """How the cost model (ir/cost.py) times an op."""
 
@@ -119,6 +127,10 @@ class OpInfo:
     height: Optional[ShardFacts] = None  # takes height-sharded L1 tensors (None: never used so)
     width: Optional[ShardFacts] = None  # takes width-sharded L1 tensors (None: never used so)
     l1_reserve: Optional[int] = None  # L1 bytes per bank it needs beyond OP_SCRATCH_RESERVE; None: not measured
+    # --- accuracy (docs/ttnn-facts.md §16; lowering/accuracy.py)
+    float32_result: Optional[str] = None  # Float32Result: how it writes a float32-accurate result; None: unprobed
+    tail_float32_input: bool = False  # relative error ~ |x| times the input's (exp, sigmoid's tail): at an output
+    # tail, fed a float32 input
     # --- cost (ir/cost.py)
     cost: str = Cost.VECTOR
     vector_flops: int = 1  # vector FLOPs per output element (VECTOR ops)
@@ -134,6 +146,8 @@ class OpInfo:
         _check(self.output_dtype, Dtype.ALL, self.name, "output dtype")
         _check(self.output_buffer, Writes.ALL, self.name, "output buffer")
         _check(self.cost, Cost.ALL, self.name, "cost class")
+        if self.float32_result is not None:
+            _check(self.float32_result, Float32Result.ALL, self.name, "float32 result")
         for argument in self.layout_arguments:
             _check(argument, {"dtype", "layout", "device"}, self.name, "layout argument")
         if self.vector_flops != 1 and self.cost != Cost.VECTOR:

@@ -8,19 +8,23 @@ Sharding (probe_sharding.py, results/sharding.txt):
   not exceed number of cores 1"), so it is not used;
 - softmax reads and writes height-sharded; layer_norm writes height-sharded but refuses such an input
   ("Height sharded inputs are not supported.").
+Accuracy (probe_unary_modes.py, results/unary_modes.txt): matmul and linear on bfloat16 inputs asked for
+dtype=float32 accumulate in a float32 dest by themselves (DST_ACCUM_MODE true).  softmax's default kernel runs
+math_approx_mode (APPROX true, its exp approximate: EXP_APPROX 1) in a float32 dest, HiFi3; a compute_kernel_config
+with math_approx_mode=False gives the accurate exp (not emitted yet).
 Vector FLOPs per output element: the cost model's rough estimates of the passes over a row, not measured
 (softmax 5, layer_norm 8, rms_norm 6, mean and sum 1).
 """
 from __future__ import annotations
 
-from onnx2ttnn.ir.ttnn_ops.facts import Cost, Page, ShardFacts, declare
+from onnx2ttnn.ir.ttnn_ops.facts import Cost, Float32Result, Page, ShardFacts, declare
 
 _MATMUL_SHARDED = dict(same_shape_inputs=False, evidence=("results/matmul_sharded.txt",))
 
-declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX,
+declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX, float32_result=Float32Result.DTYPE,
         height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
 declare("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"}, cost=Cost.MATRIX,
-        height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
+        float32_result=Float32Result.DTYPE, height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
 declare("softmax", vector_flops=5, height=ShardFacts((0,), True, "softmax"))
 declare("layer_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=8,
         height=ShardFacts((), True, "layer_norm"))
