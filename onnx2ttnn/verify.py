@@ -187,6 +187,8 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _
                 got = program.forward(dev, params, **args)
         except MemoryError:
             raise
+        except program.InputError as exc:  # the inputs' fault (an int64 value beyond the device's int32)
+            raise ConversionError(f"the generated program refuses the inputs: {one_line(exc)}") from None
         except Exception as exc:
             raise VerificationError(f"the generated program fails on the simulator, where onnxruntime runs the "
                                     f"model: {_failure(exc, program)}") from exc
