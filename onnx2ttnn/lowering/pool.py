@@ -115,7 +115,7 @@ def _pad_axis(ctx: LoweringContext, x: gs.Variable, axis: int, before: int, afte
     if before == 0 and after == 0:
         return x
     parts = []
-    integer = x.dtype.kind in "iu"  # int32 on the device: padded with int32's lowest value instead of -inf
+    integer = np.dtype(x.dtype).kind in "iu"  # int32 on the device: padded with int32's lowest value instead of -inf
     for size, where in ((before, "before"), (after, "after")):
         if size:
             shape = list(x.shape)
