@@ -32,8 +32,9 @@ def wide_constant() -> onnx.ModelProto:
                   [numpy_helper.from_array(WIDE, "c")])
 
 
-def mixed() -> onnx.ModelProto:
-    """The integer ops together on int64 [1, 2, 4, 4] inputs a, b (b > 0), indices `idx` and a float x."""
+def mixed(gather: bool = True) -> onnx.ModelProto:
+    """The integer ops together on int64 [1, 2, 4, 4] inputs a, b (b > 0), indices `idx` and a float x
+    (`gather`: with the Gather of a constant float table by the runtime indices)."""
     shape = [1, 2, 4, 4]
     const = {"three": np.array(3, np.int64), "seven": np.array(7, np.int64), "two": np.array(2, np.int64),
              "lo": np.array(-50, np.int64), "hi": np.array(4000, np.int64),
@@ -51,13 +52,16 @@ def mixed() -> onnx.ModelProto:
              helper.make_node("Equal", ["a", "b"], ["equal"]),
              helper.make_node("Cast", ["x"], ["truncated"], to=I64),
              helper.make_node("Cast", ["a"], ["af"], to=F32),
-             helper.make_node("Add", ["af", "x"], ["floats"]),
-             helper.make_node("Gather", ["table", "idx"], ["gathered"], axis=0)]
+             helper.make_node("Add", ["af", "x"], ["floats"])]
+    if gather:
+        nodes.append(helper.make_node("Gather", ["table", "idx"], ["gathered"], axis=0))
     outs = [("clipped", I64, shape), ("squared", I64, shape), ("powered", I64, shape), ("quotient", I64, shape),
             ("selected", I64, shape), ("equal", TensorProto.BOOL, shape), ("truncated", I64, shape),
-            ("floats", F32, shape), ("gathered", F32, [5, 3])]
-    return _model(nodes, [("a", I64, shape), ("b", I64, shape), ("x", F32, shape), ("idx", I64, [5])], outs,
-                  [numpy_helper.from_array(v, k) for k, v in const.items()])
+            ("floats", F32, shape)] + ([("gathered", F32, [5, 3])] if gather else [])
+    inputs = [("a", I64, shape), ("b", I64, shape), ("x", F32, shape)] + ([("idx", I64, [5])] if gather else [])
+    if not gather:
+        del const["table"]
+    return _model(nodes, inputs, outs, [numpy_helper.from_array(v, k) for k, v in const.items()])
 
 
 def mixed_inputs(seed: int = 0) -> dict:
