@@ -279,6 +279,14 @@ class LoweringContext:
         self.nodes.append(ttnn_node(op, list(inputs), outs, self.source, **attrs))
         return outs
 
+    def as_int32(self, var: gs.Variable, name: str) -> gs.Variable:
+        """An integer device tensor as int32: integers are int32 on the device, but an upload that also feeds
+        indices is uint32, and int32 and uint32 operands do not mix in ttnn's binary ops.  The typecast is
+        dropped by decompose-layouts where the tensor is int32 already (nearly always)."""
+        if not is_integer_value(var):
+            return var
+        return self.op("typecast", [var], var.shape, name=name, dtype=INDEX, _dtype="i32")
+
     def param(self, array: np.ndarray, name: str, *, key: object = None, host: bool = False) -> gs.Variable:
         """A model weight uploaded once by load_parameters (kept on the host when `host`)."""
         key = key if key is not None else (name, id(array))

@@ -129,11 +129,12 @@ def tensor_scalar(ctx, out, tensor, ttnn_op, scalar, **attrs) -> None:
 def _tensor_tensor(ctx, out, a, b, ttnn_op, **attrs) -> None:
     form = _common_nhwc(ctx, a, b)
     if form is not None:
-        xa, xb = (_nhwc_operand(ctx, t, form) for t in (a, b))
+        xa, xb = (ctx.as_int32(_nhwc_operand(ctx, t, form), f"{t.name}_int32") for t in (a, b))
         ctx.bind(out, ctx.op(ttnn_op, [xa, xb], form.flat_shape, name=out.name, **attrs), form)
         return
     rank = len(out.shape)
     xa, xb = (ranked_operand(ctx, t, rank) for t in (a, b))
+    xa, xb = (ctx.as_int32(x, f"{x.name}_int32") for x in (xa, xb))  # no int32 x uint32 on ttnn
     ctx.bind(out, ctx.op(ttnn_op, [xa, xb], out.shape, name=out.name, **attrs))
 
 
@@ -276,7 +277,7 @@ def where(ctx: LoweringContext, node: gs.Node) -> None:
         if c is not None and c.size == 1 and not is_integer(t):  # int32 values must be tensors (probe)
             attrs[param] = scalar_of(c.astype(np.float32))
         else:
-            args.append(ranked_operand(ctx, t, rank))
+            args.append(ctx.as_int32(ranked_operand(ctx, t, rank), f"{t.name}_int32"))
     ctx.bind(out, ctx.op("where", args, out.shape, name=out.name, **attrs))
 
 

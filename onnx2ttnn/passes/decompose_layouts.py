@@ -69,6 +69,7 @@ def _drop_noop_typecasts(graph: gs.Graph) -> int:
             continue
         replace_uses(out, src)
         node.outputs.clear()
+        node.inputs.clear()  # the input no longer lists the dropped node among its readers
         graph.nodes.remove(node)
         removed += 1
     return removed
