@@ -1,7 +1,8 @@
 """verify(): convert a model, run the generated program on the ttnn simulator and compare with onnxruntime.
 
-The report gives, per output, shape, PCC, max abs / rel error and pass/fail at PCC_THRESHOLD, plus peak L1
-per core, peak DRAM per bank and leaked buffers.  With per_op, every intermediate that has an ONNX
+The report gives, per output, shape, PCC, max abs / rel error and pass/fail, plus peak L1 per core, peak DRAM
+per bank and leaked buffers.  Float outputs pass at PCC >= PCC_THRESHOLD; integer and boolean outputs must
+equal onnxruntime's exactly (a PCC would call an integer off by 66 in 40001 a pass), and the report says so.  With per_op, every intermediate that has an ONNX
 counterpart is compared and the first op whose PCC falls below the threshold is named.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ class OutputCheck:
     max_abs: float
     max_rel: float
     passed: bool
+    exact: bool = False  # an integer or boolean output, compared element for element
 
 
 @dataclass
@@ -53,8 +55,9 @@ class VerifyReport:
     def text(self) -> str:
         lines = [f"{'output':28} {'shape':18} {'PCC':>10} {'max abs':>10} {'max rel':>10}  result"]
         for o in self.outputs:
+            rule = "exact: integer/boolean output" if o.exact else f"PCC >= {self.threshold}"
             lines.append(f"{ascii(o.name)[1:-1][:28]:28} {str(o.shape):18} {o.pcc:10.6f} {o.max_abs:10.4g} "
-                         f"{o.max_rel:10.4g}  {'pass' if o.passed else 'FAIL'} (PCC >= {self.threshold})")
+                         f"{o.max_rel:10.4g}  {'pass' if o.passed else 'FAIL'} ({rule})")
         lines.append(f"peak L1 per core: {self.peak_l1_per_core} B; peak DRAM per bank: {self.peak_dram_per_bank} B")
         lines.append(f"leaked buffers: {len(self.leaks)}" + (f" {self.leaks[:5]}" if self.leaks else ""))
         if self.per_op:
@@ -84,7 +87,17 @@ def pcc(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
+def is_exact(want: np.ndarray) -> bool:
+    """Whether onnxruntime's value is compared exactly: integers and booleans."""
+    return np.asarray(want).dtype.kind in "biu"
+
+
 def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float) -> OutputCheck:
+    """Integer and boolean outputs pass only when every element equals onnxruntime's (compared as Python
+    integers: no float64 rounding of large int64 values); float outputs pass at PCC >= threshold."""
+    exact = is_exact(want)
+    got, want = np.asarray(got), np.asarray(want)
+    equal = exact and got.shape == want.shape and _exactly_equal(got, want)
     got = np.asarray(got, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     value = pcc(got, want) if got.shape == want.shape else 0.0
@@ -92,7 +105,17 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float) -> O
     max_abs = float(np.nanmax(diff)) if diff.size else 0.0
     scale = np.maximum(np.abs(want), 1e-6) if got.shape == want.shape else np.array([1.0])
     max_rel = float(np.nanmax(diff / scale)) if diff.size else 0.0
-    return OutputCheck(name, tuple(want.shape), value, max_abs, max_rel, value >= threshold)
+    return OutputCheck(name, tuple(want.shape), value, max_abs, max_rel, equal if exact else value >= threshold,
+                       exact)
+
+
+def _exactly_equal(got: np.ndarray, want: np.ndarray) -> bool:
+    """Element for element, as Python integers (a float result counts only where it holds an integer)."""
+    if got.dtype.kind == "f":
+        if not (np.all(np.isfinite(got)) and np.array_equal(got, np.round(got))):
+            return False
+        got = np.array([int(v) for v in got.ravel()], dtype=object).reshape(got.shape)
+    return bool(np.array_equal(got.astype(object), want.astype(object)))
 
 
 def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", conversion=None,
@@ -121,8 +144,7 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         # the user's to fix, and would make the simulated program fail too
         expected = _onnxruntime(source, feeds, list(program.OUTPUTS))
         run = _simulate(program, feeds, device, per_op, trace)
-    checks = [compare(name, run.got[name].float().numpy() if hasattr(run.got[name], "float") else run.got[name],
-                      expected[name], threshold) for name in program.OUTPUTS]
+    checks = [compare(name, _host_array(run.got[name]), expected[name], threshold) for name in program.OUTPUTS]
     report = VerifyReport(checks, threshold, run.stats["L1"].peak_per_bank, run.stats["DRAM"].peak_per_bank,
                           run.leaks, memory_trace=run.memory_trace, conversion=conversion)
     if per_op:
@@ -165,6 +187,8 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _
                 got = program.forward(dev, params, **args)
         except MemoryError:
             raise
+        except program.InputError as exc:  # the inputs' fault (an int64 value beyond the device's int32)
+            raise ConversionError(f"the generated program refuses the inputs: {one_line(exc)}") from None
         except Exception as exc:
             raise VerificationError(f"the generated program fails on the simulator, where onnxruntime runs the "
                                     f"model: {_failure(exc, program)}") from exc
@@ -175,6 +199,13 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _
         leaks = [str(b) for b in runtime.leaks(dev)]
         ttnn.close_device(dev)
     return _Run(got, stats, leaks, memory_trace, probes)
+
+
+def _host_array(tensor) -> np.ndarray:
+    """A program output as numpy, integers kept integers (bfloat16 has no numpy dtype: it is widened)."""
+    if hasattr(tensor, "numpy"):
+        return tensor.float().numpy() if tensor.dtype.is_floating_point else tensor.numpy()
+    return np.asarray(tensor)
 
 
 def _failure(exc: BaseException, program) -> str:
@@ -269,7 +300,7 @@ def _torch(array: np.ndarray):
 
 def _to_nchw(tensor, nhwc):
     """A probed value in ONNX layout: flattened NHWC [1, 1, N*H*W, C] back to NCHW."""
-    value = tensor.float().numpy() if hasattr(tensor, "float") else np.asarray(tensor)
+    value = _host_array(tensor)
     if nhwc is None:
         return value
     n, h, w, c = nhwc
@@ -306,7 +337,10 @@ def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: l
         if name not in expected:
             continue
         node = producers[name]
-        score = pcc(value, expected[name]) if np.shape(value) == np.shape(expected[name]) else 0.0
+        if is_exact(expected[name]):
+            score = 1.0 if compare(name, value, expected[name], threshold).passed else 0.0
+        else:
+            score = pcc(value, expected[name]) if np.shape(value) == np.shape(expected[name]) else 0.0
         report.per_op.append((name, node.name, score))
         if score < threshold and report.first_divergent is None:
             report.first_divergent = f"{node.op_type} {node.name!r} (tensor {name!r}, PCC {score:.4f})"

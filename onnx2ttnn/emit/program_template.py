@@ -100,6 +100,19 @@ def run_region(session, feeds, dtypes, shapes):
     return [torch.from_numpy(value).to(dtype) for value, dtype in zip(results, dtypes)]
 '''
 
+# emitted when an integer input's values may not fit its device dtype (int64 into int32): one min/max pass
+INTEGER_INPUT = '''
+def integer_input(tensor, name, low, high):
+    """`tensor`, checked to hold only values in [low, high] (the device's integer dtype): an InputError rather
+    than values that wrap on upload (2**40 would become 0)."""
+    values = tensor.numpy()  # numpy: torch has no min/max of uint32 tensors
+    if values.size and (int(values.min()) < low or int(values.max()) > high):
+        outside = next(int(v) for v in values.reshape(-1) if not low <= int(v) <= high)
+        raise InputError(f"input {name!a} holds {outside}, outside [{low}, {high}], the range of the device's "
+                         "integer tensors")
+    return tensor
+'''.strip("\n")
+
 
 MAIN = '''
 def random_inputs(seed=0):

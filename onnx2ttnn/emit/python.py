@@ -154,6 +154,9 @@ class PythonEmitter:
                 first += f".reshape({literal(shape)})"
             if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
                 first += f".to({_torch(node, node.attrs['_torch_dtype'])})"
+            if node.attrs.get("_int_range"):  # an integer input whose values may not fit the device dtype
+                low, high = node.attrs["_int_range"]
+                first = f"integer_input({first}, {ascii(node.attrs['_input'])}, {low}, {high})"
             tensors, args = [], [first]
         if info.variadic_input:
             args.append("[" + ", ".join(self.name(t) for t in tensors) + "]")
@@ -247,6 +250,10 @@ class PythonEmitter:
         program_template.header(w, self, inputs)
         if self.region_files:
             w.lines(program_template.REGION_HELPERS.strip("\n"))
+            w.line()
+            w.line()
+        if any(n.attrs.get("_int_range") for n in body_nodes):
+            w.lines(program_template.INTEGER_INPUT)
             w.line()
             w.line()
         if self.helpers:

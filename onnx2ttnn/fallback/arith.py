@@ -10,6 +10,12 @@ def mod(node):
     return attr_kwargs(node, {"fmod": 0})
 
 
+@fallback("Pow", versions=(7, 12, 13, 15), helper="host_pow",
+          note="integer powers ttnn.pow cannot take (a tensor or negative exponent)")
+def pow_(node):
+    return {}
+
+
 @fallback("BitShift", versions=(11, 28), helper="host_bit_shift")
 def bit_shift(node):
     return attr_kwargs(node, {"direction": None})

@@ -58,7 +58,10 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("host", bool, "a weight kept on the host (conv weights and biases, a host fallback's constants)",
          (LOWER,), (LAYOUTS,), ops=("from_torch",)),
     Note("input", str, "the graph input this upload reads (uploads nobody reads are dropped)",
-         (LOWER,), (LOWER,), ops=("from_torch",)),
+         (LOWER,), (LOWER, DECOMPOSE), ops=("from_torch",)),
+    Note("int_range", tuple[int, int], "(low, high) of the device's integer dtype, on the upload of an integer "
+         "graph input whose values may lie outside it (int64 into int32): the program checks them at upload time "
+         "(an error, never a wrap)", (DECOMPOSE,), ("emit",), ops=("from_torch",)),
     Note("output", str, "the graph output this download (or host fallback's result) returns",
          (LOWER,), ("ir-dump",), ops=("to_torch", HOST_OUTPUT)),
     Note("torch_dtype", TorchDtype, "the torch dtype the program casts a host tensor to: a download's result "

@@ -25,6 +25,7 @@ from onnx2ttnn.errors import ConversionError, NotLowerable
 from onnx2ttnn.ir.dtypes import host_torch_dtype
 from onnx2ttnn.ir.graph import ttnn_node
 from onnx2ttnn.ir.names import Namespace
+from onnx2ttnn.ir.ttnn_ops import Dtype, op_info
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,23 @@ class NHWC:
 
 FLOAT = np.dtype(np.float32)
 _MISSING = object()  # an undo-log entry for a key the table did not have
-INDEX = np.dtype(np.int32)
+INDEX = np.dtype(np.int32)  # integers live on the device as int32 (uint32 where an op takes indices)
+INT32 = np.iinfo(np.int32)
+
+
+def is_integer_value(tensor: gs.Tensor) -> bool:
+    """Whether a ttnn-graph tensor holds integers (int32 on the device; booleans are floats 1.0 / 0.0)."""
+    return tensor.dtype is not None and np.dtype(tensor.dtype).kind in "iu"
+
+
+def check_int32(value, what: str) -> None:
+    """ConversionError unless every integer in `value` fits the device's int32 (uploading one that does not
+    would wrap it: 2^40 becomes 0)."""
+    array = np.asarray(value)
+    if array.size and (int(array.min()) < INT32.min or int(array.max()) > INT32.max):
+        outside = array[(array < INT32.min) | (array > INT32.max)].reshape(-1)[0]
+        raise ConversionError(f"{what} holds {int(outside)}, outside the int32 range [{INT32.min}, {INT32.max}] "
+                              "of ttnn's integer tensors (it would wrap on upload)")
 
 
 class LoweringContext:
@@ -236,21 +253,48 @@ class LoweringContext:
         self._set(self._values, tensor.name, (dev, None))
         node.attrs["_probes"] = [(tensor.name, None)]
 
+    def _result_dtype(self, op: str, inputs: Sequence[gs.Tensor], dtype) -> np.dtype:
+        """The output dtype of a ttnn call: `dtype` when the rule gives one, else what the op table says
+        (int32 where an op keeps an integer input's dtype), else the float dtype.  An integer input at a
+        position the op table does not list (`integer_inputs`) declines the node: ttnn would refuse the call
+        or compute the integers as floats, so a host fallback computes it instead."""
+        info = op_info(op)
+        for index, tensor in enumerate(inputs):
+            if is_integer_value(tensor) and not info.takes_integer(index):
+                self.decline(f"ttnn.{op} takes no integer tensors (input {index}, {tensor.name!r})")
+        if dtype is not None:
+            return np.dtype(dtype)
+        if info.output_dtype == Dtype.FOLLOWS_INTEGER_INPUT and inputs and is_integer_value(inputs[0]):
+            return INDEX
+        if info.output_dtype == Dtype.LIKE_VALUES and inputs and is_integer_value(inputs[min(1, len(inputs) - 1)]):
+            return INDEX
+        return FLOAT
+
     def op(self, op: str, inputs: Sequence[gs.Tensor], out_shape: Sequence[int], *, name: str = "",
-           dtype: np.dtype = FLOAT, **attrs) -> gs.Variable:
+           dtype: Optional[np.dtype] = None, **attrs) -> gs.Variable:
         """Append ttnn `op` and return its (single) output tensor of `out_shape` (a rank-0 ONNX shape is [1]:
         ttnn has no rank-0 device tensors)."""
+        dtype = self._result_dtype(op, inputs, dtype)
         out = gs.Variable(name or op, dtype=np.dtype(dtype), shape=[int(d) for d in out_shape] or [1])
         self.nodes.append(ttnn_node(op, list(inputs), [out], self.source, **attrs))
         return out
 
     def multi_op(self, op: str, inputs: Sequence[gs.Tensor], shapes: Sequence[Sequence[int]], *,
-                 names: Sequence[str], dtype: np.dtype = FLOAT, **attrs) -> list[gs.Variable]:
+                 names: Sequence[str], dtype: Optional[np.dtype] = None, **attrs) -> list[gs.Variable]:
         """Append a ttnn op with several outputs (split)."""
+        dtype = self._result_dtype(op, inputs, dtype)
         outs = [gs.Variable(n, dtype=np.dtype(dtype), shape=[int(d) for d in s] or [1])
                 for n, s in zip(names, shapes)]
         self.nodes.append(ttnn_node(op, list(inputs), outs, self.source, **attrs))
         return outs
+
+    def as_int32(self, var: gs.Variable, name: str) -> gs.Variable:
+        """An integer device tensor as int32: integers are int32 on the device, but an upload that also feeds
+        indices is uint32, and int32 and uint32 operands do not mix in ttnn's binary ops.  The typecast is
+        dropped by decompose-layouts where the tensor is int32 already (nearly always)."""
+        if not is_integer_value(var):
+            return var
+        return self.op("typecast", [var], var.shape, name=name, dtype=INDEX, _dtype="i32")
 
     def param(self, array: np.ndarray, name: str, *, key: object = None, host: bool = False) -> gs.Variable:
         """A model weight uploaded once by load_parameters (kept on the host when `host`)."""
@@ -262,6 +306,7 @@ class LoweringContext:
         if array.dtype.kind in "fb":  # booleans live on the device as 0.0 / 1.0
             array = array.astype(np.float32, copy=False)
         elif array.dtype.kind in "iu":
+            check_int32(array, f"node {self.source!r}: constant {name!r}")
             array = array.astype(np.int32, copy=False)
         pname = self._param_names.create(name)
         const = gs.Constant(pname, array)

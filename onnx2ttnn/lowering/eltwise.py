@@ -1,7 +1,11 @@
 """Elementwise ONNX ops -> ttnn unary and binary ops (broadcasting, scalar operands, NHWC pass-through).
 
-Integer and boolean ONNX tensors live on the device in the float compute dtype (booleans as 1.0 / 0.0), so
-where integer semantics differ from float ones the rule says so: integer Div truncates its quotient.
+Integer ONNX tensors live on the device as int32 and booleans in the float compute dtype (1.0 / 0.0); the
+op table says which ttnn inputs take int32 (`integer_inputs`: lowering declines any other call, and a host
+fallback computes the node).  Where integer semantics differ from float ones the rule says so: integer Div
+truncates its quotient, integer Clip is a clamp (clip returns floats), integer Pow takes a non-negative
+integer scalar exponent (else host_pow), integer Where takes its values as tensors (ttnn refuses a scalar
+beside int32 values).
 Variadic ops (Max, Min, Sum, Mean) become a left fold of binary ops; a single input is passed through.
 Activations with parameters live in lowering/activations.py.
 """
@@ -12,7 +16,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.accuracy import tail_float32
-from onnx2ttnn.lowering.context import NHWC, LoweringContext
+from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32
 from onnx2ttnn.lowering.registry import lookup, register
 
 # ONNX op -> (ttnn op, schema versions checked).  Version 1 of the older ops (with the legacy
@@ -99,6 +103,9 @@ def binary(ctx: LoweringContext, node: gs.Node, ttnn_op: str, **attrs) -> None:
 def binary_to(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, ttnn_op: str, **attrs) -> None:
     """`out = ttnn_op(a, b)` with broadcasting; one-element constants become scalar arguments."""
     ca, cb = ctx.constant(a), ctx.constant(b)
+    for tensor, c in ((a, ca), (b, cb)):
+        if c is not None and c.size == 1 and c.dtype.kind in "iu":  # a scalar argument of an int32 op
+            check_int32(c, f"node {ctx.source!r}: constant {tensor.name!r}")
     if cb is not None and cb.size == 1:
         tensor_scalar(ctx, out, a, ttnn_op, scalar_of(cb), **attrs)
     elif ca is not None and ca.size == 1 and ttnn_op in COMMUTATIVE:
@@ -126,11 +133,12 @@ def tensor_scalar(ctx, out, tensor, ttnn_op, scalar, **attrs) -> None:
 def _tensor_tensor(ctx, out, a, b, ttnn_op, **attrs) -> None:
     form = _common_nhwc(ctx, a, b)
     if form is not None:
-        xa, xb = (_nhwc_operand(ctx, t, form) for t in (a, b))
+        xa, xb = (ctx.as_int32(_nhwc_operand(ctx, t, form), f"{t.name}_int32") for t in (a, b))
         ctx.bind(out, ctx.op(ttnn_op, [xa, xb], form.flat_shape, name=out.name, **attrs), form)
         return
     rank = len(out.shape)
     xa, xb = (ranked_operand(ctx, t, rank) for t in (a, b))
+    xa, xb = (ctx.as_int32(x, f"{x.name}_int32") for x in (xa, xb))  # no int32 x uint32 on ttnn
     ctx.bind(out, ctx.op(ttnn_op, [xa, xb], out.shape, name=out.name, **attrs))
 
 
@@ -180,7 +188,25 @@ def _register_binary(op_type: str, ttnn_op: str, versions: tuple[int, ...]) -> N
 
 
 for _op_type, (_ttnn_op, _versions) in BINARY.items():
-    _register_binary(_op_type, _ttnn_op, _versions)
+    if _op_type != "Pow":
+        _register_binary(_op_type, _ttnn_op, _versions)
+
+
+@register("Pow", versions=BINARY["Pow"][1], ttnn=("pow",),
+          note="integer base: a non-negative integer scalar exponent (else host_pow)")
+def pow_(ctx: LoweringContext, node: gs.Node) -> None:
+    """Pow-7 (numpy broadcasting); 12: integer types and a separate exponent type; 13, 15: bfloat16.  ttnn.pow
+    of an int32 base takes only a non-negative integer scalar exponent (probe_integers.py); other integer
+    powers are declined (host fallback host_pow)."""
+    base, exponent = node.inputs
+    if is_integer(base):
+        e = ctx.constant(exponent)
+        if e is None or e.size != 1 or not np.isfinite(e).all() or e.reshape(-1)[0] < 0 \
+                or e.reshape(-1)[0] != np.round(e.reshape(-1)[0]):
+            ctx.decline("ttnn.pow of an int32 base takes only a non-negative integer scalar exponent")
+        tensor_scalar(ctx, node.outputs[0], base, "pow", int(e.reshape(-1)[0]))
+        return
+    binary(ctx, node, "pow")
 
 
 @register("Div", versions=(7, 13, 14), ttnn=("divide", "multiply"),
@@ -252,21 +278,30 @@ def where(ctx: LoweringContext, node: gs.Node) -> None:
     args, attrs = [ranked_operand(ctx, cond, rank)], {}
     for param, t in (("true_value", x), ("false_value", y)):
         c = ctx.constant(t)
-        if c is not None and c.size == 1:
+        if c is not None and c.size == 1 and not is_integer(t):  # int32 values must be tensors (probe)
             attrs[param] = scalar_of(c.astype(np.float32))
         else:
-            args.append(ranked_operand(ctx, t, rank))
+            args.append(ctx.as_int32(ranked_operand(ctx, t, rank), f"{t.name}_int32"))
     ctx.bind(out, ctx.op("where", args, out.shape, name=out.name, **attrs))
 
 
-@register("Clip", versions=(11, 12, 13), ttnn=("clip", "maximum", "minimum"),
-          note="runtime bounds: maximum then minimum")
+@register("Clip", versions=(11, 12, 13), ttnn=("clip", "clamp", "maximum", "minimum"),
+          note="runtime bounds: maximum then minimum; integers: clamp")
 def clip(ctx: LoweringContext, node: gs.Node) -> None:
     """Clip-11: the bounds are optional inputs (before: attributes, clip_6); 12: integer types; 13: bfloat16."""
     bounds = {key: node.inputs[i] for i, key in ((1, "min"), (2, "max"))
               if len(node.inputs) > i and node.inputs[i].name}
     if any(ctx.constant(t) is None for t in bounds.values()):
         _clip_with_tensors(ctx, node, bounds)
+        return
+    if is_integer(node.inputs[0]):  # ttnn.clip turns int32 into FLOAT32; clamp keeps it (probe_integers.py)
+        for t in bounds.values():
+            check_int32(ctx.constant(t), f"node {ctx.source!r}: bound {t.name!r}")
+        ints = {key: int(ctx.constant(t).reshape(-1)[0]) for key, t in bounds.items()}
+        if ints:
+            unary(ctx, node, "clamp", **ints)
+        else:
+            pass_through(ctx, node.inputs[0], node.outputs[0])
         return
     _clip(ctx, node, {key: float(ctx.constant(t).reshape(-1)[0]) for key, t in bounds.items()})
 

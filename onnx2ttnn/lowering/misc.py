@@ -1,8 +1,9 @@
 """Cast: float and bool values share the device's float dtype; other casts become ttnn.typecast.
 
-A cast to a signed integer type from a float or signed source is pinned to int32 on the device
-(`_dtype="i32"`): the values may be negative (an ignore_index of -5), which uint32 would wrap.  Casts from
-booleans or unsigned sources and to unsigned types give uint32.  A cast to a type ttnn has no counterpart
+A cast to an integer type is pinned to int32 on the device (`_dtype="i32"`), where integers live: the values
+may be negative (an ignore_index of -5), which uint32 would wrap, and int32 and uint32 operands do not mix in
+ttnn's binary ops (probe_integers.py).  Only casts to uint32 / uint64, whose values may pass int32's range,
+give uint32.  A cast to a type ttnn has no counterpart
 for (float8, 4-/2-bit integers, float4/float6, strings, complex) is declined."""
 from __future__ import annotations
 
@@ -34,6 +35,5 @@ def cast(ctx: LoweringContext, node: gs.Node) -> None:
     if dst_float:
         ctx.bind(out, ctx.op("typecast", [x], x.shape, name=out.name, dtype=np.float32), form)
         return
-    source = np.dtype(node.inputs[0].dtype)
-    pinned = "i32" if to.kind == "i" and source.kind in "fi" else "u32"
+    pinned = "u32" if to.name in ("uint32", "uint64") else "i32"
     ctx.bind(out, ctx.op("typecast", [x], x.shape, name=out.name, dtype=np.int32, _dtype=pinned), form)

@@ -3,11 +3,13 @@
 Two lowerings of the windowed pools:
 * native: ttnn.max_pool2d / avg_pool2d on flattened NHWC tensors.  Real ttnn takes BFLOAT16 input only
   ("Only BFLOAT16 supported for now") and returns bfloat16, 2-D windows only, no dilation for avg_pool2d;
-  used when the compute dtype is bf16.
+  used when the compute dtype is bf16 and the input is a float (max_pool2d turns int32 into bfloat16:
+  probe_integers.py).
 * windows: the pool as max/add over one strided ttnn.slice per kernel offset of the padded NCHW tensor
   (padding by concat with -inf / 0 blocks), then a constant divisor for AveragePool.  Exact in float32
   and general: 1-D/3-D, dilations, ceil_mode, count_include_pad, asymmetric pads, the Indices output.
-  Used for float32 programs (where a bf16 pool would lose precision) and whatever the native ops lack.
+  Used for float32 programs (where a bf16 pool would lose precision), integer MaxPool (int32 maximum, padded
+  with int32's lowest value) and whatever the native ops lack.
 The compute dtype is `ctx.dtype` ("bf16" / "fp32"): bf16 programs use the native ops where they apply.
 GlobalAveragePool / GlobalMaxPool are ttnn.mean / ttnn.max over the spatial dims (exact in both dtypes; real
 global_avg_pool2d always returns bfloat16).
@@ -79,7 +81,7 @@ def _covers_the_whole_input(ctx: LoweringContext, node: gs.Node) -> bool:
 def _native_ok(ctx: LoweringContext, node: gs.Node, kind: str) -> bool:
     """Whether ttnn.max_pool2d / avg_pool2d can compute this node (bf16 programs only; real ttnn crashes on
     a window larger than the padded input)."""
-    if ctx.dtype != "bf16":
+    if ctx.dtype != "bf16" or np.dtype(node.inputs[0].dtype).kind in "iu":  # int32 in: bfloat16 out (probe)
         return False
     kernel, _, dilations, pads, _ = _geometry(ctx, node)
     if len(kernel) != 2 or (kind == "max" and _wants_indices(node)):
@@ -113,12 +115,14 @@ def _pad_axis(ctx: LoweringContext, x: gs.Variable, axis: int, before: int, afte
     if before == 0 and after == 0:
         return x
     parts = []
+    integer = np.dtype(x.dtype).kind in "iu"  # int32 on the device: padded with int32's lowest value instead of -inf
     for size, where in ((before, "before"), (after, "after")):
         if size:
             shape = list(x.shape)
             shape[axis] = size
-            parts.append((where, ctx.float_param(np.full(shape, value, np.float32), f"{name}_{where}",
-                                                 key=(name, where, tuple(shape), value))))
+            fill = (np.full(shape, max(value, np.iinfo(np.int32).min), np.int32) if integer
+                    else np.full(shape, value, np.float32))
+            parts.append((where, ctx.param(fill, f"{name}_{where}", key=(name, where, tuple(shape), value))))
     pieces = [p for w, p in parts if w == "before"] + [x] + [p for w, p in parts if w == "after"]
     shape = list(x.shape)
     shape[axis] += before + after

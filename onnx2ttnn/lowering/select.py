@@ -67,15 +67,13 @@ def cumsum(ctx: LoweringContext, node: gs.Node) -> None:
     axis = _axis(ctx, int(ctx.require_constant(node.inputs[1], "CumSum axis").reshape(-1)[0]), rank)
     reverse = bool(node.attrs.get("reverse", 0))
     exclusive = bool(node.attrs.get("exclusive", 0))
-    integer = x.dtype.kind not in "fb"
-    if integer:  # ttnn.cumsum takes BFLOAT16 / FLOAT32 only (e.g. RoBERTa's position ids from the mask)
-        x = ctx.op("typecast", [x], x.shape, name=out.name + "_float", dtype=np.float32)
-    y = ctx.op("cumsum", [x], x.shape, name=out.name + ("_inclusive" if exclusive or integer else ""), dim=axis,
+    # integers (RoBERTa's position ids from the mask) are summed in int32, exactly: real ttnn.cumsum takes and
+    # returns int32 (probe_integers.py; a bfloat16 sum would round past 256)
+    x = ctx.as_int32(x, out.name + "_int32")
+    y = ctx.op("cumsum", [x], x.shape, name=out.name + ("_inclusive" if exclusive else ""), dim=axis,
                reverse_order=reverse)
     if exclusive:
-        y = _shift(ctx, y, axis, reverse, out.name + ("_float" if integer else ""))
-    if integer:
-        y = ctx.op("typecast", [y], y.shape, name=out.name, dtype=np.int32)
+        y = _shift(ctx, y, axis, reverse, out.name)
     ctx.bind(out, y)
 
 
@@ -84,9 +82,10 @@ def _shift(ctx: LoweringContext, y: gs.Variable, axis: int, reverse: bool, name:
     shape = list(y.shape)
     size = shape[axis]
     zero_shape = [1 if i == axis else d for i, d in enumerate(shape)]
-    zeros = ctx.float_param(np.zeros(zero_shape, np.float32), name + "_zero", key=(name, "zero"))
+    integer = np.dtype(y.dtype).kind in "iu"
+    zeros = ctx.param(np.zeros(zero_shape, np.int32 if integer else np.float32), name + "_zero", key=(name, "zero"))
     if size == 1:
-        return ctx.op("multiply", [y], shape, name=name, input_tensor_b=0.0)
+        return ctx.op("multiply", [y], shape, name=name, input_tensor_b=0 if integer else 0.0)
     start, end = [0] * len(shape), list(shape)
     if reverse:
         start[axis] = 1

@@ -2,7 +2,8 @@
 
 Reads: ttnn nodes and the op table (ir/ttnn_ops).  Writes: `ttnn_layout` on every tensor: page layout
 (uploads take the layout their consumers need, other ops their natural one), dtype (float tensors in the
-compute dtype, indices uint32, integer results of host fallbacks and integers a rule pins with `_dtype` int32;
+compute dtype; integer uploads int32, uint32 where they are indices, and in the float dtype only when every
+consumer casts them to it (the same rounding the cast makes); integers a rule pins with `_dtype`;
 `where` returns the dtype of its first tensor value, else its predicate's, and arithmetic and data movement
 on an integer tensor keep its integer dtype, as ttnn does), buffer dram interleaved (the memory planner
 refines it) or host.
@@ -32,12 +33,8 @@ class AssignLayouts(Pass):
     def _layout(self, node: gs.Node, out: gs.Tensor, compute: str) -> TTNNLayout:
         info = op_info(node.op)
         dtype = node.attrs.get("_dtype") or _dtype_of(out, compute)  # a rule may pin the dtype (signed ints)
-        if node.op == "from_torch" and node.attrs.get("_fallback") and dtype == "u32":
-            dtype = "u32" if _feeds_indices(out) else "i32"  # a host fallback's integer result
-        elif node.op == "from_torch" and dtype == "u32" and _feeds_signed_ints(out):
-            dtype = "i32"  # integers a rule computes with as int32 (negative indices)
-        elif node.op == "from_torch" and dtype == "u32" and not _feeds_indices(out):
-            dtype = compute  # integer inputs used as values (masks) are uploaded as floats
+        if node.op == "from_torch" and dtype == "u32":
+            dtype = _integer_upload(out, compute)
         if not node.attrs.get("_dtype"):
             dtype = _followed_dtype(node, info, dtype)
         if info.index_output is not None and out is node.outputs[info.index_output]:
@@ -97,9 +94,17 @@ def _feeds_indices(tensor: gs.Tensor) -> bool:
     return False
 
 
-def _feeds_signed_ints(tensor: gs.Tensor) -> bool:
-    """Whether an op the rules pinned to int32 reads the tensor."""
-    return any(c.attrs.get("_dtype") == "i32" for c in tensor.outputs)
+def _integer_upload(tensor: gs.Tensor, compute: str) -> str:
+    """The device dtype of an uploaded integer tensor (a graph input, a constant, a host fallback's result):
+    uint32 for indices (embedding), the float dtype when only casts to floats read it (uploading it as floats
+    rounds it as the cast would, and saves the cast), else int32: integers stay integers."""
+    if _feeds_indices(tensor):
+        return "u32"
+    readers = tensor.outputs
+    if readers and all(c.op == "typecast" and not c.attrs.get("_dtype") and np.dtype(c.outputs[0].dtype).kind == "f"
+                       for c in readers):
+        return compute
+    return "i32"
 
 
 def _wanted_page(tensor: gs.Tensor, dtype: str) -> str:

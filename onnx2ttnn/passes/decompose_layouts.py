@@ -6,13 +6,17 @@ consumers, never a round trip; concat's inputs are all brought to input 0's page
 arguments an op's entry names (`layout_arguments`: from_torch, to_layout, typecast, embedding), derived from
 their output layouts (and the torch dtype a host fallback's result is cast to before its upload); the `dtype`
 of a comparison (`comparison`) whose output dtype differs from its input's (ttnn returns the mask in input a's
-dtype unless told, e.g. UINT32 for an integer input).
+dtype unless told, e.g. UINT32 for an integer input); `_int_range` on the upload of an integer graph input
+whose dtype can hold values its device dtype cannot (int64 into int32): the program checks them at upload
+time rather than let them wrap.
 Typecasts that change nothing are dropped.
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
 """
 from __future__ import annotations
 
 import onnx_graphsurgeon as gs
+
+import numpy as np
 
 from onnx2ttnn.ir.dtypes import UPLOAD_TORCH_DTYPE
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
@@ -65,9 +69,23 @@ def _drop_noop_typecasts(graph: gs.Graph) -> int:
             continue
         replace_uses(out, src)
         node.outputs.clear()
+        node.inputs.clear()  # the input no longer lists the dropped node among its readers
         graph.nodes.remove(node)
         removed += 1
     return removed
+
+
+DEVICE_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1)}
+
+
+def _int_range(host_dtype, device_dtype: str):
+    """(low, high) of the device's integer dtype when a host tensor of `host_dtype` may hold values outside
+    it (int64 into int32, negative values into uint32), else None."""
+    if device_dtype not in DEVICE_INT_RANGE or host_dtype is None or np.dtype(host_dtype).kind not in "iu":
+        return None
+    low, high = DEVICE_INT_RANGE[device_dtype]
+    info = np.iinfo(np.dtype(host_dtype))
+    return None if low <= info.min and info.max <= high else (low, high)
 
 
 def _set_conversion_arguments(node: gs.Node) -> None:
@@ -86,6 +104,10 @@ def _set_conversion_arguments(node: gs.Node) -> None:
         node.attrs["dtype"] = TTNNRef(out.ttnn_dtype)
     if node.op == "from_torch" and node.attrs.get("_fallback"):
         node.attrs["_torch_dtype"] = UPLOAD_TORCH_DTYPE[out.dtype]
+    if node.op == "from_torch" and node.attrs.get("_input"):
+        wanted = _int_range(node.inputs[0].dtype, out.dtype)
+        if wanted is not None:
+            node.attrs["_int_range"] = wanted
     if "layout" in info.layout_arguments and out.on_device:
         node.attrs["layout"] = PAGE_REF[out.page]
     if "device" in info.layout_arguments and out.on_device:

@@ -4,6 +4,10 @@ Each op computes in float32 (int64 for integer tensors) from the stored, already
 the result once to the output dtype.  Scalar operands are rounded to the tensor's dtype first (a bf16
 tensor's scalar is a bf16 value on the device).  Comparisons return 1.0 / 0.0 in the output dtype (input
 a's by default).  Supported dtypes follow the API docstrings; bfloat16 and float32 are always accepted.
+Integer facts measured on real ttnn (tools/ttnn_mock/probes/probe_integers.py, docs/ttnn-facts.md): int32 and
+uint32 operands do not mix; neg and abs keep int32; clip returns FLOAT32 for an int32 input (clamp keeps it);
+divide of int32 returns FLOAT32 unless rounding_mode is given; pow of an int32 base takes a non-negative
+integer scalar exponent in TILE only; where refuses a scalar value beside an int32 tensor value.
 """
 from __future__ import annotations
 
@@ -50,8 +54,8 @@ relu6 = _make_unary("relu6", lambda x: x.clamp(0, 6), _FLOAT | _ALL_INT)
 log = _make_unary("log", torch.log)
 sqrt = _make_unary("sqrt", torch.sqrt)
 rsqrt = _make_unary("rsqrt", torch.rsqrt)
-neg = _make_unary("neg", torch.neg)
-abs = _make_unary("abs", torch.abs)
+neg = _make_unary("neg", torch.neg, _FLOAT | {D.INT32})
+abs = _make_unary("abs", torch.abs, _FLOAT | {D.INT32})
 reciprocal = _make_unary("reciprocal", torch.reciprocal)
 sin = _make_unary("sin", torch.sin)
 cos = _make_unary("cos", torch.cos)
@@ -253,7 +257,8 @@ def _clamp_impl(op: str, input_tensor: Tensor, min, max, memory_config) -> Tenso
     if hi is not None:
         out = torch.minimum(out, hi) if isinstance(hi, torch.Tensor) else out.clamp(max=hi)
     mc = output_config(op, memory_config, input_tensor, out.shape, input_tensor._layout)
-    return device_result(op, out, input_tensor._dtype, input_tensor._layout, input_tensor._device, mc)
+    out_dtype = D.FLOAT32 if op == "ttnn.clip" and input_tensor._dtype is D.INT32 else input_tensor._dtype
+    return device_result(op, out, out_dtype, input_tensor._layout, input_tensor._device, mc)
 
 
 def clip(input_tensor: Tensor, min=None, max=None, *, memory_config=None) -> Tensor:
@@ -297,6 +302,9 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
             require_dtype(op, name, t, allowed)
     same_device(op, *tensors)
     _broadcast_shape(op, *tensors)
+    if len({t._dtype for t in tensors} & {D.INT32, D.UINT32}) == 2:
+        raise RuntimeError(f"TT_FATAL: {op}: Mixed dtype is not supported (dtype A: "
+                           f"DataType::{tensors[0]._dtype.name}, dtype B: DataType::{tensors[1]._dtype.name})")
     x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)
     out = fn(x, y)
     if compare:
@@ -348,6 +356,12 @@ def divide(input_tensor_a, input_tensor_b, *, rounding_mode: str | None = None, 
         raise RuntimeError(f"TT_FATAL: ttnn.divide: rounding_mode must be None, 'trunc' or 'floor', got "
                            f"{rounding_mode!r}")
     rnd = _ROUNDING[rounding_mode]
+    like = input_tensor_a if isinstance(input_tensor_a, Tensor) else input_tensor_b
+    if isinstance(like, Tensor) and like._dtype is D.INT32 and rounding_mode is None:
+        if dtype not in (None, D.FLOAT32):
+            raise RuntimeError("TT_FATAL: ttnn.divide: integer division with rounding_mode=None only accepts "
+                               "dtype None or ttnn.float32")
+        dtype = D.FLOAT32  # the true quotient
     return _binary_impl("ttnn.divide", lambda x, y: rnd(_div(x, y)), _FLOAT | {D.INT32}, input_tensor_a,
                         input_tensor_b, dtype, memory_config)
 
@@ -366,7 +380,16 @@ def _tensors(x, y):
 
 
 def pow(input_tensor, exponent, *, dtype=None, memory_config=None) -> Tensor:
-    """input ** exponent (tensor ** number, tensor ** tensor or number ** tensor)."""
+    """input ** exponent (tensor ** number, tensor ** tensor or number ** tensor); an int32/uint32 base takes
+    a non-negative integer scalar exponent, in TILE layout."""
+    if isinstance(input_tensor, Tensor) and input_tensor._dtype in (D.INT32, D.UINT32):
+        if isinstance(exponent, Tensor) or isinstance(exponent, bool) or not isinstance(exponent, int) \
+                or exponent < 0:
+            raise RuntimeError(f"TT_FATAL: ttnn.pow: input tensor dtype DataType::{input_tensor._dtype.name} "
+                               "takes only a non-negative integer scalar exponent")
+        require_tile("ttnn.pow", "input_tensor", input_tensor)
+        return _binary_impl("ttnn.pow", lambda x, y: x ** y, {D.INT32, D.UINT32}, input_tensor, exponent,
+                            dtype, memory_config)
     return _binary_impl("ttnn.pow", lambda x, y: torch.pow(*_tensors(x, y)), _FLOAT, input_tensor, exponent,
                         dtype, memory_config)
 
@@ -384,6 +407,10 @@ def where(predicate: Tensor, true_value, false_value, *, memory_config=None) -> 
     same_device(op, *tensors)
     _broadcast_shape(op, *tensors)
     like = next((t for t in (true_value, false_value) if isinstance(t, Tensor)), predicate)
+    value_tensors = [v for v in (true_value, false_value) if isinstance(v, Tensor)]
+    if len(value_tensors) == 1 and like._dtype in _ALL_INT:
+        raise RuntimeError(f"TT_FATAL: {op}: Mixed dtype is not supported (a scalar value beside a "
+                           f"DataType::{like._dtype.name} tensor value)")
     cond = values(predicate) != 0
     tv = _operand(op, "true_value", true_value, like)
     fv = _operand(op, "false_value", false_value, like)

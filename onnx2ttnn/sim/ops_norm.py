@@ -221,18 +221,20 @@ def topk(input_tensor: Tensor, k: int = 32, dim: int = -1, largest: bool = True,
 
 def cumsum(input: Tensor, dim: int, *, dtype=None, reverse_order: bool = False, out=None, memory_config=None,
            disable_compensated_sum: bool = False) -> Tensor:
-    """Inclusive cumulative sum along `dim` (BFLOAT16/FLOAT32, TILE, rank 1-5, per the API docs)."""
+    """Inclusive cumulative sum along `dim` (BFLOAT16/FLOAT32 per the API docs, and INT32, which real ttnn
+    takes and returns: probe_integers.py; TILE, rank 1-5)."""
     op = "ttnn.cumsum"
     tensor_arg(op, "input", input)
     require_tile(op, "input", input)
-    require_dtype(op, "input", input, {DataType.BFLOAT16, DataType.FLOAT32})
+    require_dtype(op, "input", input, {DataType.BFLOAT16, DataType.FLOAT32, DataType.INT32})
     x = values(input)
     if not 1 <= x.dim() <= 5:
         raise RuntimeError(f"TT_FATAL: {op}: rank {x.dim()} is not supported (1 to 5)")
     d = _dims(op, dim, x.dim())[0]
     if dtype is not None and dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
         raise RuntimeError(f"TT_FATAL: {op}: unsupported dtype {dtype.name}")
-    x = x.double()
+    x = x.double() if x.is_floating_point() else x  # integers summed exactly in int64
     res = x.flip(d).cumsum(d).flip(d) if reverse_order else x.cumsum(d)
     mc = output_config(op, memory_config, input, res.shape, Layout.TILE)
-    return device_result(op, res.float(), dtype or input._dtype, Layout.TILE, input._device, mc)
+    return device_result(op, res.float() if res.is_floating_point() else res, dtype or input._dtype, Layout.TILE,
+                         input._device, mc)

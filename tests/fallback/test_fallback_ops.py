@@ -92,11 +92,28 @@ def test_fallback_reads_an_nhwc_producer_in_onnx_layout():
 
 def test_integer_result_goes_to_the_device_as_int32():
     nodes = [helper.make_node("BitwiseNot", ["x"], ["i"]),  # no ttnn lowering: a host fallback
-             helper.make_node("Cast", ["i"], ["f"], to=FLOAT),
+             helper.make_node("Mul", ["i", "i"], ["i2"]),  # integer arithmetic on the device: int32
+             helper.make_node("Cast", ["i2"], ["f"], to=FLOAT),
              helper.make_node("Add", ["f", "x0"], ["y"])]
     m = model(nodes, [("x", TensorProto.INT32, [4, 10]), ("x0", FLOAT, [4, 10])], [("y", FLOAT, [4, 10])])
     source = convert(m, dtype="bf16").source
     assert "i = ttnn.from_torch(i_host.to(torch.int32), dtype=ttnn.int32" in source
+    ints = np.arange(-20, 20, dtype=np.int32).reshape(4, 10)
+    for dtype in ("fp32", "bf16"):
+        report = verify(m, dtype=dtype, inputs={"x": ints, "x0": f32(4, 10)})
+        assert report.passed, report.text()
+
+
+def test_integer_result_only_cast_to_float_is_uploaded_as_floats():
+    """A host fallback's integer result that only a Cast to float reads is uploaded in the float dtype: the
+    upload rounds it as the cast would, and the cast goes away."""
+    nodes = [helper.make_node("BitwiseNot", ["x"], ["i"]),
+             helper.make_node("Cast", ["i"], ["f"], to=FLOAT),
+             helper.make_node("Add", ["f", "x0"], ["y"])]
+    m = model(nodes, [("x", TensorProto.INT32, [4, 10]), ("x0", FLOAT, [4, 10])], [("y", FLOAT, [4, 10])])
+    source = convert(m, dtype="bf16").source
+    assert "i = ttnn.from_torch(i_host.to(torch.bfloat16), dtype=ttnn.bfloat16" in source
+    assert "ttnn.typecast(" not in source
     ints = np.arange(-20, 20, dtype=np.int32).reshape(4, 10)
     for dtype in ("fp32", "bf16"):
         report = verify(m, dtype=dtype, inputs={"x": ints, "x0": f32(4, 10)})

@@ -1,10 +1,16 @@
-"""Arithmetic, bitwise and linear-algebra ops: Mod, BitShift, Bitwise*, IsInf, Round, Det, Einsum, CastLike,
+"""Arithmetic, bitwise and linear-algebra ops: Mod, Pow (integer powers), BitShift, Bitwise*, IsInf, Round, Det, Einsum, CastLike,
 and the reductions ttnn has no call for (ReduceL1/L2/LogSum/LogSumExp/Prod/SumSquare)."""
 import torch
 
 
 def host_mod(a, b, *, fmod=0):
     return (torch.fmod(a, b) if fmod else torch.remainder(a, b)).to(a.dtype)
+
+
+def host_pow(x, y):
+    if x.is_floating_point():
+        return torch.pow(x, y).to(x.dtype)
+    return torch.pow(x.double(), y.double()).to(x.dtype)  # integers as onnxruntime: pow in double, cast back
 
 
 def host_bit_shift(x, y, *, direction):

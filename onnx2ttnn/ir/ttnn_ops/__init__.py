@@ -10,14 +10,14 @@ views of this table (OpNames, OpFacts), never facts of their own.  Every name an
 against the real ttnn 0.81.1 API manifest (tests/ir/test_ttnn_ops.py), so this table is the one place where
 ttnn signatures enter the compiler.
 """
-from onnx2ttnn.ir.ttnn_ops.facts import (HEIGHT_PROBE, HOST_OPS, OPS, WIDTH_PROBE, Cost, Dtype, Float32Result,
-                                         InDtype, OpFacts, OpInfo, OpNames, Page, ShardFacts, Writes, declare,
-                                         node_input_layout, op_info)
+from onnx2ttnn.ir.ttnn_ops.facts import (HEIGHT_PROBE, HOST_OPS, INTEGER_PROBE, OPS, WIDTH_PROBE, Cost, Dtype,
+                                         Float32Result, InDtype, OpFacts, OpInfo, OpNames, Page, ShardFacts, Writes,
+                                         declare, node_input_layout, op_info)
 # the entries, by family (each module declares its ops when imported)
 from onnx2ttnn.ir.ttnn_ops.conversions import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION
 from onnx2ttnn.ir.ttnn_ops import data_movement, eltwise, nn  # noqa: F401,E402
 from onnx2ttnn.ir.ttnn_ops.conv_pool import CONV_SCRATCH_EXTRA
 
-__all__ = ["CONV_SCRATCH_EXTRA", "HEIGHT_PROBE", "HOST_COMPUTE", "HOST_OPS", "HOST_OUTPUT", "HOST_REGION", "OPS",
-           "WIDTH_PROBE", "Cost", "Dtype", "Float32Result", "InDtype", "OpFacts", "OpInfo", "OpNames", "Page",
-           "ShardFacts", "Writes", "declare", "node_input_layout", "op_info"]
+__all__ = ["CONV_SCRATCH_EXTRA", "HEIGHT_PROBE", "HOST_COMPUTE", "HOST_OPS", "HOST_OUTPUT", "HOST_REGION",
+           "INTEGER_PROBE", "OPS", "WIDTH_PROBE", "Cost", "Dtype", "Float32Result", "InDtype", "OpFacts", "OpInfo",
+           "OpNames", "Page", "ShardFacts", "Writes", "declare", "node_input_layout", "op_info"]

@@ -3,29 +3,32 @@
 Ops that only move data keep an integer input's dtype (Dtype.FOLLOWS_INTEGER_INPUT) where the compiler relies
 on it.  Sharding (probe_sharding.py, results/sharding.txt): a reshape to the same padded 2-D shape is a view
 that keeps its input's shard spec (copies are not sharded); permute reads a height-sharded input into an
-interleaved output.
+interleaved output.  reshape, permute, concat, slice, expand and repeat move int32 tensors in TILE and
+ROW_MAJOR and return int32 (probe_integers.py, results/integers.txt); embedding takes uint32 indices only
+("Input must be UINT32 or BFLOAT16") and a BFLOAT16 table only ("Weights tensor must have BFLOAT16 dtype").
 """
 from __future__ import annotations
 
 from onnx2ttnn.ir.ttnn_ops.facts import Dtype, InDtype, Page, ShardFacts, declare
 
 _MOVES = dict(input_layouts=(Page.ANY,), output_page=Page.SAME)
+_INT = dict(integer_inputs=(0,))  # moves int32 values unchanged (probe_integers.py)
 
-declare("reshape", **_MOVES, view=True, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT,
+declare("reshape", **_MOVES, **_INT, view=True, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT,
         height=ShardFacts((0,), False, "reshape_view"))
-declare("permute", **_MOVES, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT,
+declare("permute", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT,
         height=ShardFacts((0,), False, "permute", same_shape_inputs=False))
-declare("concat", ("tensors",), variadic_input=True, input_layouts=(Page.SAME,), output_page=Page.SAME,
+declare("concat", ("tensors",), variadic_input=True, **_INT, input_layouts=(Page.SAME,), output_page=Page.SAME,
         output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
-declare("slice", **_MOVES, positional_attrs=("slice_start", "slice_end", "slice_step"),
+declare("slice", **_MOVES, **_INT, positional_attrs=("slice_start", "slice_end", "slice_step"),
         output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
 declare("split", **_MOVES)
-declare("expand", **_MOVES)
-declare("repeat", **_MOVES)
+declare("expand", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
+declare("repeat", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
 # a rule may pin ROW_MAJOR for its input (node `_input_layouts`): padding the front of a TILE tensor on the
 # device is not supported (lowering/pad.py)
 declare("pad", **_MOVES)
 # indices are uint32 ROW_MAJOR; a float table gives TILE rows, an integer one ROW_MAJOR rows
 declare("embedding", ("input_tensor", "weight"), input_layouts=(Page.ROW_MAJOR, Page.ROW_MAJOR),
-        input_dtypes=(InDtype.INDICES,), output_page=Page.TILE, integer_page=Page.ROW_MAJOR,
+        input_dtypes=(InDtype.INDICES,), integer_inputs=(0,), output_page=Page.TILE, integer_page=Page.ROW_MAJOR,
         layout_arguments=("layout",))

@@ -83,6 +83,7 @@ class Cost:
 
 # Which probe proves each kind of sharding fact, and the results file it wrote (tools/ttnn_mock/probes/).
 HEIGHT_PROBE = ("probe_sharding.py", "results/sharding.txt")
+INTEGER_PROBE = ("probe_integers.py", "results/integers.txt")
 WIDTH_PROBE = ("probe_width.py", "results/width.txt")
 
 
@@ -116,6 +117,10 @@ class OpInfo:
     # --- page layouts and dtypes
     input_layouts: tuple[str, ...] = ()  # Page per input; missing entries TILE (variadic: like the last)
     input_dtypes: tuple[str, ...] = ()  # InDtype per input; missing entries VALUES
+    # input positions that may hold an int32 tensor, with an exact integer result (INTEGER_PROBE); variadic:
+    # position 0 stands for every input.  An op that refuses int32, or turns it into floats (clip -> FLOAT32,
+    # max_pool2d -> BFLOAT16), lists none: lowering declines such a call (a host fallback computes the node)
+    integer_inputs: tuple[int, ...] = ()
     output_page: str = Page.TILE  # page layout of the result
     integer_page: Optional[str] = None  # page of an integer result, when it is not output_page
     output_dtype: str = Dtype.COMPUTE
@@ -160,6 +165,10 @@ class OpInfo:
         if index < len(self.input_layouts):
             return self.input_layouts[index]
         return self.input_layouts[-1] if self.variadic_input and self.input_layouts else Page.TILE
+
+    def takes_integer(self, index: int) -> bool:
+        """Whether input `index` may be an int32 tensor (`integer_inputs`)."""
+        return (0 if self.variadic_input else index) in self.integer_inputs
 
     def input_dtype(self, index: int) -> str:
         """What dtype input `index` takes (InDtype)."""

@@ -17,7 +17,7 @@ Vector FLOPs per output element: the cost model's rough estimates of the passes 
 """
 from __future__ import annotations
 
-from onnx2ttnn.ir.ttnn_ops.facts import Cost, Float32Result, Page, ShardFacts, declare
+from onnx2ttnn.ir.ttnn_ops.facts import Cost, Dtype, Float32Result, Page, ShardFacts, declare
 
 _MATMUL_SHARDED = dict(same_shape_inputs=False, evidence=("results/matmul_sharded.txt",))
 
@@ -38,4 +38,6 @@ declare("argmax", input_layouts=(Page.ANY,), output_page=Page.ROW_MAJOR)  # UINT
 # returns [values, indices]; indices UINT32 for float32 inputs or a tile-padded reduced dim above 65536, else
 # UINT16 (ttnn.topk's documentation)
 declare("topk", input_layouts=(Page.TILE,), output_page=Page.TILE, index_output=1)
-declare("cumsum", ("input",), input_layouts=(Page.TILE,), output_page=Page.TILE)
+# int32 TILE in, INT32 out (probe_integers.py, results/integers.txt; ROW_MAJOR refused)
+declare("cumsum", ("input",), input_layouts=(Page.TILE,), output_page=Page.TILE, integer_inputs=(0,),
+        output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)

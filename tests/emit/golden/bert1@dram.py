@@ -24,6 +24,17 @@ INPUTS = {
 OUTPUTS = ['last_hidden_state', 'pooler_output']
 
 
+def integer_input(tensor, name, low, high):
+    """`tensor`, checked to hold only values in [low, high] (the device's integer dtype): an InputError rather
+    than values that wrap on upload (2**40 would become 0)."""
+    values = tensor.numpy()  # numpy: torch has no min/max of uint32 tensors
+    if values.size and (int(values.min()) < low or int(values.max()) > high):
+        outside = next(int(v) for v in values.reshape(-1) if not low <= int(v) <= high)
+        raise InputError(f"input {name!a} holds {outside}, outside [{low}, {high}], the range of the device's "
+                         "integer tensors")
+    return tensor
+
+
 def load_parameters(device, path=None):
     """Weights from the sidecar .npz, each converted once to its ttnn dtype, layout and placement."""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
@@ -58,7 +69,7 @@ def load_parameters(device, path=None):
 def forward(device, params, *, input_ids, attention_mask):
     """Run the model on `device`; returns {ONNX output name: torch tensor}."""
     # 'input input_ids'
-    input_ids_dev = ttnn.from_torch(input_ids, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    input_ids_dev = ttnn.from_torch(integer_input(input_ids, 'input_ids', 0, 4294967295), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'input attention_mask'
     attention_mask_dev = ttnn.from_torch(attention_mask, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'embeddings.words'
