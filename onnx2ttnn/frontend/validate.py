@@ -268,6 +268,29 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
     out = graph.shape(node.output[0]) if node.output else None
     if out is not None and len(out) == len(data) and 0 in out[2:]:  # -1: unknown
         return f"the output would have shape {list(out)}: the window does not fit the input (shape {list(data)})"
+    return _check_window_fits(graph, node, attrs, data, auto_pad)
+
+
+def _check_window_fits(graph: _Graph, node, attrs, data: tuple, auto_pad: str) -> Optional[str]:
+    """Conv and the pools: the dilated kernel fits the padded input in every spatial dim (onnxruntime: "Invalid
+    input shape"; onnx's inference rounds the negative quotient toward zero and says one output element)."""
+    if node.op_type == "ConvTranspose" or auto_pad.startswith("SAME"):
+        return None
+    spatial = len(data) - 2
+    kernel = attrs.get("kernel_shape")
+    if kernel is None and node.op_type == "Conv":
+        weight = graph.shape(_input(node, 1))
+        kernel = weight[2:] if weight is not None and len(weight) == len(data) else None
+    if kernel is None or len(kernel) != spatial:
+        return None
+    dilations = list(attrs.get("dilations", [1] * spatial))
+    pads = [0] * 2 * spatial if auto_pad == "VALID" else list(attrs.get("pads", [0] * 2 * spatial))
+    for i in range(spatial):
+        size, extent = data[2 + i], (kernel[i] - 1) * dilations[i] + 1
+        if size >= 0 and extent > size + pads[i] + pads[spatial + i]:
+            return (f"the window ({extent} elements in spatial dim {i}, kernel {list(kernel)}, dilations "
+                    f"{dilations}) is larger than the padded input ({size} + pads {pads[i]} and "
+                    f"{pads[spatial + i]}; input shape {list(data)})")
     return None
 
 
