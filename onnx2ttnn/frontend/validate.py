@@ -272,9 +272,9 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
 
 
 def _check_window_fits(graph: _Graph, node, attrs, data: tuple, auto_pad: str) -> Optional[str]:
-    """Conv and the pools: the dilated kernel fits the padded input in every spatial dim (onnxruntime: "Invalid
+    """Conv: the dilated kernel fits the padded input in every spatial dim (onnxruntime: "Invalid
     input shape"; onnx's inference rounds the negative quotient toward zero and says one output element)."""
-    if node.op_type == "ConvTranspose" or auto_pad.startswith("SAME"):
+    if node.op_type != "Conv" or auto_pad.startswith("SAME"):  # onnxruntime's pools truncate the quotient too
         return None
     spatial = len(data) - 2
     kernel = attrs.get("kernel_shape")
@@ -371,17 +371,6 @@ def _check_depth_to_space(graph: _Graph, node, attrs) -> Optional[str]:
     return None
 
 
-def _check_mod(graph: _Graph, node, attrs) -> Optional[str]:
-    """A float Mod needs fmod=1 (onnxruntime refuses fmod=0 on floats, as the ONNX spec says)."""
-    dtype = graph.dtype(_input(node, 0))
-    if dtype in _FLOAT_TYPES and not attrs.get("fmod", 0):
-        return "fmod is 0 on float inputs; the ONNX spec (and onnxruntime) requires fmod=1 for floating-point Mod"
-    return None
-
-
-_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
-
-
 def _check_elements_axis(graph: _Graph, node, attrs) -> Optional[str]:
     """GatherElements, ScatterElements: the axis is within the data's rank, indices and updates have one shape,
     and every constant index is in range."""
@@ -424,7 +413,6 @@ _CHECKS: dict[str, Callable] = {
     "ScatterND": _check_nd_indices,
     "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
     "DepthToSpace": _check_depth_to_space,
-    "Mod": _check_mod,
     "MeanVarianceNormalization": _check_mvn,
     **{op: _check_operands for op in ("CumSum", "Trilu", "Clip", "Expand", "Tile", "TopK", "Pad") + _REDUCE},
     "Conv": _check_conv,
