@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -56,6 +57,7 @@ class Summary:
     outcomes: Counter = field(default_factory=Counter)
     ort_vs_convert: Counter = field(default_factory=Counter)  # (onnxruntime's verdict, convert's) -> count
     findings: list = field(default_factory=list)  # (index, origin, Outcome)
+    valid_refusals: Counter = field(default_factory=Counter)  # convert's reason -> models onnxruntime runs
     seconds: float = 0.0
 
     def text(self) -> str:
@@ -63,6 +65,9 @@ class Summary:
         lines += [f"  {kind:18} {n}" for kind, n in sorted(self.outcomes.items())]
         lines.append("  onnxruntime vs convert:")
         lines += [f"    {o:12} -> {c:9} {n}" for (o, c), n in sorted(self.ort_vs_convert.items())]
+        if self.valid_refusals:
+            lines.append("  convert's reasons for refusing models onnxruntime runs (unsupported variants):")
+            lines += [f"    {n:4} {reason}" for reason, n in self.valid_refusals.most_common(15)]
         lines.append(f"findings: {len(self.findings)}")
         for index, origin, outcome in self.findings:
             lines.append(f"  case {index} [{outcome.kind}] {origin}: {outcome.detail[:400]}"
@@ -74,6 +79,12 @@ class Summary:
 def _verdict(ort: str) -> str:
     return "refuses" if ort.startswith("refused") else "run fails" if ort.startswith("run fails") else \
         "runs" if ort == "ok" else "not run"
+
+
+def _reason(detail: str) -> str:
+    """A refusal's message without the names and numbers that make each one unique."""
+    text = re.sub(r"'[^']*'", "'.'", detail)
+    return re.sub(r"\d+", "N", text)[:150]
 
 
 def run(seed: int, count: int, only: Optional[list[int]] = None, save: Optional[str] = None,
@@ -91,6 +102,8 @@ def run(seed: int, count: int, only: Optional[list[int]] = None, save: Optional[
         converted = "accepts" if outcome.kind not in ("refused", "internal", "traceback", "timeout") else \
             "refuses" if outcome.kind == "refused" else outcome.kind
         summary.ort_vs_convert[(_verdict(outcome.ort), converted)] += 1
+        if outcome.kind == "refused" and outcome.ort == "ok":
+            summary.valid_refusals[_reason(outcome.detail)] += 1
         if outcome.finding:
             summary.findings.append((index, origin, outcome))
             if save:
