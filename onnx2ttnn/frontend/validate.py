@@ -216,7 +216,9 @@ def _check_conv(graph: _Graph, node, attrs) -> Optional[str]:
                 f"takes {channels}")
     outputs = weight[1] * group if transposed else weight[0]
     bias = graph.shape(_input(node, 2)) if _input(node, 2) else None
-    if bias is not None and len(bias) == 1 and bias[0] >= 0 and bias[0] != outputs:
+    if bias is not None and len(bias) != 1:
+        return f"the bias has shape {list(bias)}; it must be 1-D, one value per output channel"
+    if bias is not None and bias[0] >= 0 and bias[0] != outputs:
         return f"the bias has {bias[0]} values but the convolution has {outputs} output channels"
     return None
 
@@ -250,7 +252,7 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
     if auto_pad not in AUTO_PADS:
         return f"auto_pad {auto_pad!r} is not one of {', '.join(AUTO_PADS)}"
     dilations = attrs.get("dilations")
-    if auto_pad.startswith("SAME") and dilations is not None and any(d != 1 for d in dilations):
+    if node.op_type == "Conv" and auto_pad.startswith("SAME") and dilations is not None and any(d != 1 for d in dilations):
         return f"auto_pad {auto_pad} with dilations {list(dilations)} (onnxruntime supports SAME padding only " \
                "without dilation)"
     data = graph.shape(_input(node, 0))
@@ -332,7 +334,7 @@ _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1:
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
 _MODES = {"DepthToSpace": ("mode", ("DCR", "CRD")), "Pad": ("mode", ("constant", "reflect", "edge", "wrap"))}
-_FLAGS = {"CumSum": ("exclusive", "reverse")}
+_FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted")}  # onnxruntime: 2 is neither
 
 
 def _check_operands(graph: _Graph, node, attrs) -> Optional[str]:

@@ -313,3 +313,32 @@ def test_a_window_larger_than_the_padded_input_is_refused():
     """)
     assert _refused(pool).endswith("(MaxPool): the output would have shape [5, 2, 3, 0]: the window does not fit the "
                                    "input (shape [5, 2, 3, 1])")
+
+
+def test_topk_flags_other_than_0_or_1_are_refused():
+    """Found by the fuzzer (seed 16 case 116): onnxruntime reads largest=2 as false (smallest), the lowering as
+    true: a silently different program."""
+    model = _model("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 3] x) => (float v, int64 i) {
+        v, i = TopK<largest = 2>(x, k)
+    }
+    """, k=np.array([1], np.int64))
+    assert _refused(model).endswith("(TopK): largest is 2; it must be 0 or 1")
+
+
+def test_a_conv_transpose_bias_that_is_not_1d_is_refused_and_same_padding_with_dilation_converts():
+    """Found by the fuzzer (seed 16 case 64): a [1, 3] bias was an internal error (a reshape of 3 values into
+    [1, 1, 1, 1]); onnxruntime refuses it.  SAME padding with dilation is refused for Conv only: onnxruntime runs
+    a ConvTranspose with it."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[4, 1, 2] x) => (float y) {
+        y = ConvTranspose<kernel_shape = [2]>(x, w, b)
+    }
+    """
+    w = np.ones((1, 1, 2), np.float32)
+    message = _refused(_model(text, w=w, b=np.ones((1, 3), np.float32)))
+    assert message.endswith("(ConvTranspose): the bias has shape [1, 3]; it must be 1-D, one value per output channel")
+    import_model(_model(text.replace("kernel_shape = [2]", 'auto_pad = "SAME_UPPER", dilations = [2]'), w=w,
+                        b=np.ones(1, np.float32)), {})
