@@ -14,7 +14,7 @@ from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 
-@register("Cast", versions=(6, 9, 13, 19, 21, 23, 24, 25, 28), ttnn=("typecast",),
+@register("Cast", versions=(6, 9, 13, 19, 21, 23, 24, 25, 28), ttnn=("typecast", "ne"),
           note="float casts and bool to float are free; to bool: x != 0; int casts typecast")
 def cast(ctx: LoweringContext, node: gs.Node) -> None:
     """Cast-6 (`to` an enum; Cast-1 named the type by a string and has no shape inference: not claimed);
