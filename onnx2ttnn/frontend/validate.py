@@ -251,6 +251,8 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
     auto_pad = auto_pad.decode("utf-8", "replace") if isinstance(auto_pad, bytes) else str(auto_pad)
     if auto_pad not in AUTO_PADS:
         return f"auto_pad {auto_pad!r} is not one of {', '.join(AUTO_PADS)}"
+    if auto_pad != "NOTSET" and any(attrs.get("pads", [])):
+        return f"auto_pad {auto_pad} and pads {list(attrs['pads'])} are both set (the spec allows one or the other)"
     dilations = attrs.get("dilations")
     if node.op_type == "Conv" and auto_pad.startswith("SAME") and dilations is not None and any(d != 1 for d in dilations):
         return f"auto_pad {auto_pad} with dilations {list(dilations)} (onnxruntime supports SAME padding only " \

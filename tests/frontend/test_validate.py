@@ -342,3 +342,10 @@ def test_a_conv_transpose_bias_that_is_not_1d_is_refused_and_same_padding_with_d
     assert message.endswith("(ConvTranspose): the bias has shape [1, 3]; it must be 1-D, one value per output channel")
     import_model(_model(text.replace("kernel_shape = [2]", 'auto_pad = "SAME_UPPER", dilations = [2]'), w=w,
                         b=np.ones(1, np.float32)), {})
+
+
+def test_auto_pad_together_with_pads_is_refused():
+    """Found by the fuzzer (seed 7 case 340): onnxruntime refuses a Conv with auto_pad VALID and pads [1, 1, 1, 1]."""
+    assert _refused(_conv('<auto_pad = "VALID", pads = [1, 1, 1, 1]>', w=W)).endswith(
+        "(Conv): auto_pad VALID and pads [1, 1, 1, 1] are both set (the spec allows one or the other)")
+    import_model(_conv('<auto_pad = "VALID", pads = [0, 0, 0, 0]>', w=W), {})
