@@ -272,13 +272,21 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
     out = graph.shape(node.output[0]) if node.output else None
     if out is not None and len(out) == len(data) and 0 in out[2:]:  # -1: unknown
         return f"the output would have shape {list(out)}: the window does not fit the input (shape {list(data)})"
-    return _check_window_fits(graph, node, attrs, data, auto_pad)
+    return _check_window_fits(graph, node, attrs, data, auto_pad) if node.op_type == "Conv" else None
 
 
-def _check_window_fits(graph: _Graph, node, attrs, data: tuple, auto_pad: str) -> Optional[str]:
-    """Conv: the dilated kernel fits the padded input in every spatial dim (onnxruntime: "Invalid
-    input shape"; onnx's inference rounds the negative quotient toward zero and says one output element)."""
-    if node.op_type != "Conv" or auto_pad.startswith("SAME"):  # onnxruntime's pools truncate the quotient too
+def _auto_pad(attrs) -> str:
+    value = attrs.get("auto_pad", b"NOTSET")
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _check_window_fits(graph: _Graph, node, attrs, data: tuple, auto_pad: str, why: str = "") -> Optional[str]:
+    """Conv, and the pools with ceil_mode: the dilated kernel fits the padded input in every spatial dim
+    (onnxruntime: "Invalid input shape", or an empty pool output; onnx's inference rounds the negative quotient
+    toward zero and says one output element).  Without ceil_mode onnxruntime's pools truncate the quotient as
+    onnx does, and run such a window."""
+    if node.op_type == "ConvTranspose" or auto_pad.startswith("SAME"):
+        return None
         return None
     spatial = len(data) - 2
     kernel = attrs.get("kernel_shape")
@@ -292,7 +300,7 @@ def _check_window_fits(graph: _Graph, node, attrs, data: tuple, auto_pad: str) -
     for i in range(spatial):
         size, extent = data[2 + i], (kernel[i] - 1) * dilations[i] + 1
         if size >= 0 and extent > size + pads[i] + pads[spatial + i]:
-            return (f"the window ({extent} elements in spatial dim {i}, kernel {list(kernel)}, dilations "
+            return (f"{why}the window ({extent} elements in spatial dim {i}, kernel {list(kernel)}, dilations "
                     f"{dilations}) is larger than the padded input ({size} + pads {pads[i]} and "
                     f"{pads[spatial + i]}; input shape {list(data)})")
     return None
@@ -308,8 +316,15 @@ def _check_pool(graph: _Graph, node, attrs) -> Optional[str]:
             return f"the input has rank {len(data)}; it needs a batch, a channel and at least one spatial dim"
         return None
     reason = _check_window_attrs(graph, node, attrs)
-    if reason or not attrs.get("ceil_mode", 0) or graph.schema_version(node) >= 22:
+    if reason or not attrs.get("ceil_mode", 0):
         return reason
+    if data is not None and len(data) >= 3:
+        reason = _check_window_fits(graph, node, attrs, data, _auto_pad(attrs), "with ceil_mode, onnxruntime "
+                                                                              "computes an empty output: ")
+        if reason:
+            return reason
+    if graph.schema_version(node) >= 22:
+        return None
     out = graph.shape(node.output[0]) if node.output else None
     if data is None or out is None or len(out) != len(data) or len(data) < 3:
         return None
@@ -401,6 +416,19 @@ def _check_mvn(graph: _Graph, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_einsum(graph: _Graph, node, attrs) -> Optional[str]:
+    """Every operand term without an ellipsis has one label per dim of its input."""
+    equation = attrs.get("equation", b"")
+    equation = equation.decode("utf-8", "replace") if isinstance(equation, bytes) else str(equation)
+    terms = equation.replace(" ", "").split("->")[0].split(",")
+    for index, term in enumerate(terms):
+        shape = graph.shape(_input(node, index))
+        if shape is not None and "..." not in term and len(term) != len(shape):
+            return (f"equation {equation!r}: operand {index} has {len(term)} labels but its input has rank "
+                    f"{len(shape)}")
+    return None
+
+
 def _elements(dims) -> int:
     count = 1
     for d in dims:
@@ -417,6 +445,7 @@ _CHECKS: dict[str, Callable] = {
     "ScatterND": _check_nd_indices,
     "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
     "DepthToSpace": _check_depth_to_space,
+    "Einsum": _check_einsum,
     "MeanVarianceNormalization": _check_mvn,
     **{op: _check_operands for op in ("CumSum", "Trilu", "Clip", "Expand", "Tile", "TopK", "Pad") + _REDUCE},
     "Conv": _check_conv,

@@ -349,3 +349,27 @@ def test_auto_pad_together_with_pads_is_refused():
     assert _refused(_conv('<auto_pad = "VALID", pads = [1, 1, 1, 1]>', w=W)).endswith(
         "(Conv): auto_pad VALID and pads [1, 1, 1, 1] are both set (the spec allows one or the other)")
     import_model(_conv('<auto_pad = "VALID", pads = [0, 0, 0, 0]>', w=W), {})
+
+
+def test_a_ceil_mode_pool_window_larger_than_its_padded_input_is_refused():
+    """Found by the fuzzer (seed 0 case 889): onnxruntime's ceil_mode MaxPool gave an empty output, which the
+    GlobalMaxPool after it refused; onnx infers one element."""
+    pool = _model("""
+    <ir_version: 8, opset_import: ["" : 23]>
+    g (float[5, 2, 3, 1] x) => (float y) {
+        y = MaxPool<ceil_mode = 1, kernel_shape = [3, 3], pads = [1, 0, 1, 0], strides = [1, 2]>(x)
+    }
+    """)
+    assert _refused(pool).endswith("(MaxPool): with ceil_mode, onnxruntime computes an empty output: the window (3 "
+                                   "elements in spatial dim 1, kernel [3, 3], dilations [1, 1]) is larger than the "
+                                   "padded input (1 + pads 0 and 0; input shape [5, 2, 3, 1])"), _refused(pool)
+
+
+def test_an_einsum_term_with_the_wrong_number_of_labels_is_refused():
+    """Found by the fuzzer (seed 7 case 598): onnxruntime "Einsum subscripts does not contain enough subscript
+    labels and there is no ellipsis for input 0"."""
+    # (strict inference refuses a wrong number of labels; it lets an empty equation pass)
+    assert _refused(_one("Einsum", '<equation = "">')).endswith(
+        "(Einsum): equation '': operand 0 has 0 labels but its input has rank 2")
+    import_model(_one("Einsum", '<equation = "ab->ba">'), {})
+    import_model(_one("Einsum", '<equation = "...->...">'), {})
