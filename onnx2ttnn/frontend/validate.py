@@ -22,6 +22,7 @@ index 50 is out of range for axis 0 of size 4 (valid: -4 to 3)".
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Optional
 
 import numpy as np
@@ -275,6 +276,29 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
     return _check_window_fits(graph, node, attrs, data, auto_pad) if node.op_type == "Conv" else None
 
 
+def _check_ceil_output(node, attrs, data: tuple) -> Optional[str]:
+    """A ceil_mode pool has at least one output element per spatial dim as onnxruntime counts them,
+    ceil((size + pads - window) / stride + 1) in floats: a window far larger than its input still gives one
+    (EfficientNet's 320 x 320 AvgPool over 2 x 2), one that overhangs by a whole stride none."""
+    auto_pad = _auto_pad(attrs)
+    kernel = attrs.get("kernel_shape")
+    spatial = len(data) - 2
+    if auto_pad.startswith("SAME") or kernel is None or len(kernel) != spatial:
+        return None
+    strides = list(attrs.get("strides", [1] * spatial))
+    dilations = list(attrs.get("dilations", [1] * spatial))
+    pads = [0] * 2 * spatial if auto_pad == "VALID" else list(attrs.get("pads", [0] * 2 * spatial))
+    for i in range(spatial):
+        size, extent = data[2 + i], (kernel[i] - 1) * dilations[i] + 1
+        if size < 0 or strides[i] < 1:
+            continue
+        if math.ceil((size + pads[i] + pads[spatial + i] - extent) / strides[i] + 1) < 1:
+            return (f"with ceil_mode, onnxruntime computes an empty output: the window ({extent} elements in "
+                    f"spatial dim {i}, stride {strides[i]}) overhangs the padded input ({size} + pads {pads[i]} "
+                    f"and {pads[spatial + i]}; input shape {list(data)}) by a whole stride")
+    return None
+
+
 def _auto_pad(attrs) -> str:
     value = attrs.get("auto_pad", b"NOTSET")
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
@@ -319,8 +343,7 @@ def _check_pool(graph: _Graph, node, attrs) -> Optional[str]:
     if reason or not attrs.get("ceil_mode", 0):
         return reason
     if data is not None and len(data) >= 3:
-        reason = _check_window_fits(graph, node, attrs, data, _auto_pad(attrs), "with ceil_mode, onnxruntime "
-                                                                              "computes an empty output: ")
+        reason = _check_ceil_output(node, attrs, data)
         if reason:
             return reason
     if graph.schema_version(node) >= 22:
