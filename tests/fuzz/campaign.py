@@ -89,9 +89,9 @@ def _reason(detail: str) -> str:
 
 def run(seed: int, count: int, only: Optional[list[int]] = None, save: Optional[str] = None,
         progress: bool = False) -> Summary:
-    summary = Summary(seed, count)
-    start = time.perf_counter()
     indices = only if only is not None else range(count)
+    summary = Summary(seed, len(indices))
+    start = time.perf_counter()
     for n, index in enumerate(indices):
         model, origin = make_case(seed, index)
         if model is None:
