@@ -255,7 +255,7 @@ def _check_window_attrs(graph: _Graph, node, attrs) -> Optional[str]:
     if auto_pad != "NOTSET" and any(attrs.get("pads", [])):
         return f"auto_pad {auto_pad} and pads {list(attrs['pads'])} are both set (the spec allows one or the other)"
     dilations = attrs.get("dilations")
-    if node.op_type == "Conv" and auto_pad.startswith("SAME") and dilations is not None and any(d != 1 for d in dilations):
+    if node.op_type == "Conv" and auto_pad.startswith("SAME") and any(d != 1 for d in dilations or ()):
         return f"auto_pad {auto_pad} with dilations {list(dilations)} (onnxruntime supports SAME padding only " \
                "without dilation)"
     data = graph.shape(_input(node, 0))

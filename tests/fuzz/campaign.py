@@ -25,7 +25,7 @@ import onnx
 
 from tests.fuzz.generate import generate
 from tests.fuzz.mutate import mutate
-from tests.fuzz.oracle import FINDINGS, Outcome, run_case
+from tests.fuzz.oracle import Outcome, run_case
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED_MODELS = ("mlp.onnx", "cnn.onnx")

@@ -47,12 +47,12 @@ ORT_GAPS = (
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60
-MAX_ELEMENTS = 1 << 22
+MAX_ELEMENTS = 1 << 22  # a case whose inferred tensors are larger is only converted, not run
 # graph input types onnxruntime's Python API takes from numpy (not bfloat16, float8, int4, ...): a model with
 # another input type is converted and its session opened, but not run
 FEEDABLE = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.INT64,
             onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8, onnx.TensorProto.UINT8,
-            onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64, onnx.TensorProto.BOOL}  # a case whose inferred tensors are larger is only converted, not run
+            onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64, onnx.TensorProto.BOOL}
 
 
 @dataclass
@@ -311,5 +311,6 @@ def compare(got, want: np.ndarray) -> str:
             diff = np.abs(g - w)
         diff = diff[np.isfinite(diff)]
         nan_or_inf = int(np.sum(~(np.isfinite(g) == np.isfinite(w))))
-        return f"{nan_or_inf} non-finite mismatches, max abs diff {diff.max() if diff.size else 0:.4g} (rtol {FP32_RTOL}, atol {FP32_ATOL})"
+        return (f"{nan_or_inf} non-finite mismatches, max abs diff {diff.max() if diff.size else 0:.4g} "
+                f"(rtol {FP32_RTOL}, atol {FP32_ATOL})")
     return ""
