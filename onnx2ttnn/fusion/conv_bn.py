@@ -28,7 +28,8 @@ def rewrite(graph: gs.Graph, m: Match) -> None:
     scale = gamma / np.sqrt(var + float(bn.attrs.get("epsilon", 1e-5)))
     weight = constant(conv.inputs[1]).astype(np.float64)
     bias = constant(conv.inputs[2]).astype(np.float64) if len(conv.inputs) > 2 and conv.inputs[2].name else 0.0
-    new_w = gs.Constant(conv.inputs[1].name + "_bn", (weight * scale.reshape(-1, 1, 1, 1)).astype(np.float32))
+    scale_w = scale.reshape((-1,) + (1,) * (weight.ndim - 1))  # one per output channel, any spatial rank
+    new_w = gs.Constant(conv.inputs[1].name + "_bn", (weight * scale_w).astype(np.float32))
     new_b = gs.Constant(conv.name + "_bn_bias", ((bias - mean) * scale + beta).astype(np.float32))
     fused = gs.Node("Conv", name=conv.name, attrs=dict(conv.attrs), inputs=[conv.inputs[0], new_w, new_b])
     out = bn.outputs[0]

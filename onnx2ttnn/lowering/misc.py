@@ -15,8 +15,8 @@ from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 
 
-@register("Cast", versions=(6, 9, 13, 19, 21, 23, 24, 25, 28), ttnn=("typecast",),
-          note="float<->bool casts are free; int casts typecast")
+@register("Cast", versions=(6, 9, 13, 19, 21, 23, 24, 25, 28), ttnn=("typecast", "ne"),
+          note="float casts and bool to float are free; to bool: x != 0; int casts typecast")
 def cast(ctx: LoweringContext, node: gs.Node) -> None:
     """Cast-6 (`to` an enum; Cast-1 named the type by a string and has no shape inference: not claimed);
     9: strings; 13: bfloat16; 19: float8 and `saturate`; 21: 4-bit integers; 23: float4; 24: float8e8m0
@@ -29,6 +29,11 @@ def cast(ctx: LoweringContext, node: gs.Node) -> None:
     out = node.outputs[0]
     src_float = x.dtype.kind in "fb"
     dst_float = to.kind in "fb" or to.name == "bfloat16"  # ml_dtypes' bfloat16 is a numpy void ('V') kind
+    if to.kind == "b" and np.dtype(node.inputs[0].dtype).kind != "b":  # x != 0, as 1.0 / 0.0
+        if not src_float:
+            x = ctx.op("typecast", [x], x.shape, name=out.name + "_float", dtype=np.float32)
+        ctx.bind(out, ctx.op("ne", [x], x.shape, name=out.name, input_tensor_b=0.0), form)
+        return
     if src_float == dst_float:
         ctx.bind(out, x, form)
         return

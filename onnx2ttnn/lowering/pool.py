@@ -17,7 +17,6 @@ global_avg_pool2d always returns bfloat16).
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -153,7 +152,9 @@ def _windows(ctx: LoweringContext, node: gs.Node, fill: float):
 
 def _window_max(ctx: LoweringContext, node: gs.Node) -> None:
     out = node.outputs[0]
-    out_shape, slices = _windows(ctx, node, -math.inf)
+    # the padding is float32's lowest value, not -inf: a window that lies wholly in the padding (dilated, or
+    # ceil_mode) is that value in onnxruntime
+    out_shape, slices = _windows(ctx, node, float(np.finfo(np.float32).min))
     acc = slices[0][1]
     index = _window_index(ctx, node, slices[0][0], out_shape) if _wants_indices(node) else None
     for i, (offset, window) in enumerate(slices[1:], 1):

@@ -1,6 +1,7 @@
 """Conv / ConvTranspose / BatchNormalization (lowering/conv.py) against onnxruntime on the simulator (fp32)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from onnx2ttnn.errors import ConversionError
@@ -50,3 +51,27 @@ def test_output_padding_not_below_stride_is_refused():
                                                                        "output_padding": [2, 2]})
     with pytest.raises(ConversionError, match="output_padding 2"):
         ttnn_ops(m, fallback=False)
+
+
+def test_a_1d_conv_followed_by_batch_normalization_folds_per_output_channel():
+    """Found by the fuzzer (seed 16 case 211): the conv-batchnorm fusion reshaped the scale to [C, 1, 1, 1], which
+    turned a 1-D weight [6, 5, 2] into [6, 6, 5, 2]: an internal error (IR verifier after lower-to-ttnn)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnx2ttnn import ort
+    from tests.program_run import run
+
+    rng = np.random.default_rng(0)
+    params = {"w": rng.standard_normal((6, 5, 2)), "scale": rng.standard_normal(6), "bias": rng.standard_normal(6),
+              "mean": rng.standard_normal(6), "var": rng.random(6) + 0.5}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[2], pads=[1, 0]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["y"])]
+    graph = helper.make_graph(nodes, "conv1d_bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 6, 5])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in params.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = rng.standard_normal((3, 5, 5)).astype(np.float32)
+    outputs, leaks, _ = run(model, {"x": x})
+    want = ort.run(ort.session(model.SerializeToString()), ["y"], {"x": x})[0]
+    assert leaks == []
+    np.testing.assert_allclose(outputs["y"].numpy(), want, rtol=1e-4, atol=1e-4)

@@ -54,3 +54,19 @@ def test_cast_to_a_type_ttnn_lacks_is_declined():
                  attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=19)
     with pytest.raises(UnsupportedOpsError, match=r"Cast \(opset 19 schema 19\): .* \(ttnn has no float8_e4m3fn type"):
         convert(m, dtype="fp32")
+
+
+def test_cast_float_to_bool_is_x_not_zero():
+    """Found by the fuzzer (tests/fuzz, seed 0 case 1199): Cast float -> bool was bound to its input, so a
+    MatMul result cast to bool and back to float kept its values (2.75 instead of 1.0)."""
+    nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BOOL),
+             helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "cast_bool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("b", TensorProto.BOOL, [2, 3])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[2.75, 0.0, -0.5], [-0.0, 1e-3, np.nan]], np.float32)
+    outputs, leaks, source = run(m, {"x": x})
+    assert leaks == [] and "ttnn.ne(" in source
+    np.testing.assert_array_equal(outputs["y"].float().numpy(), (x != 0).astype(np.float32))
+    np.testing.assert_array_equal(outputs["b"].numpy().astype(bool), x != 0)

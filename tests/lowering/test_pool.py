@@ -97,3 +97,21 @@ def test_a_window_over_the_whole_input_is_a_global_pool(op, dtype):
     assert "pool2d(" not in source.split("def forward", 1)[1] and "ttnn.slice(" not in source
     report = verify(m, dtype=dtype)
     assert report.passed, report.text()
+
+
+def test_a_max_pool_window_wholly_in_the_padding_is_float32s_lowest_value():
+    """Found by the fuzzer (seed 7 case 169): the padding was -inf, onnxruntime gives -3.4028235e38 for a window
+    that holds no input element (here the dilated window of width 1 + pads 1 and 1 taps only the pads)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from tests.program_run import run
+
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1, 2], dilations=[1, 2], pads=[0, 1, 0, 1],
+                            strides=[1, 2])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 1])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    outputs, leaks, _ = run(m, {"x": np.ones((1, 1, 2, 1), np.float32)})
+    assert leaks == []
+    np.testing.assert_array_equal(outputs["y"].numpy(), np.full((1, 1, 2, 1), np.finfo(np.float32).min))

@@ -1,0 +1,316 @@
+"""Run one fuzz case end to end and say how it ended.
+
+A case is a checker-valid ModelProto.  It is converted in-process (fp32) and classified exactly as the CLI's
+error boundary (onnx2ttnn/cli.py `boundary`) would: ConversionError, OSError and MemoryError are a clean
+`error:` (exit 2), anything else an internal error (exit 3).  onnxruntime is the reference: a model it
+refuses (its session, or its run on the seeded inputs) must be refused by convert; an accepted model's
+program runs on the simulator and its outputs must match onnxruntime's (floats within FP32_RTOL/FP32_ATOL,
+integers and booleans exactly).
+
+Outcomes (`Outcome.kind`): "verified" and "refused" are fine, and so is "ort-gap": a valid model convert accepts
+that onnxruntime refuses for a reason of its own (ORT_GAPS), so there is nothing to compare with, or whose
+only differences are onnxruntime's MeanVarianceNormalization NaNs where the variance is 0 (the spec adds 1e-9).
+The FINDINGS are defects:
+- "internal": convert raised something that is not a ConversionError (exit 3);
+- "traceback": a Python traceback reached stderr while converting;
+- "accepted-invalid": onnxruntime refuses the model, convert accepts it;
+- "sim-crash": the program fails on the simulator where onnxruntime ran the model;
+- "mismatch": the program's outputs differ from onnxruntime's in fp32;
+- "api": the program calls ttnn outside the real API manifest;
+- "leak": device buffers left allocated after forward;
+- "timeout": the case took longer than CASE_SECONDS.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import tempfile
+import types
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import onnx
+from onnx import helper
+
+FINDINGS = ("internal", "traceback", "accepted-invalid", "sim-crash", "mismatch", "api", "leak", "timeout")
+# onnxruntime's refusals of models the ONNX spec and its backend tests call valid
+ORT_GAPS = (
+    # no CPU kernel for a type the schema allows (ReduceMax-13 on bfloat16)
+    r"^refused: onnxruntime refuses the model: Could not find an implementation",
+    # float Mod with fmod=0: onnx 1.23's backend tests test_mod_float32_mixed_sign_fmod_0 and
+    # test_mod_float_edge_cases_fmod_0_* define it (Python's remainder); onnxruntime insists on fmod=1
+    r"running Mod node.*mod_internal::CallModImpl<T, typename std::enable_if<std::is_floating_point",
+)
+FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
+CASE_SECONDS = 60
+MAX_ELEMENTS = 1 << 22  # a case whose inferred tensors are larger is only converted, not run
+# graph input types onnxruntime's Python API takes from numpy (not bfloat16, float8, int4, ...): a model with
+# another input type is converted and its session opened, but not run
+FEEDABLE = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.INT64,
+            onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8, onnx.TensorProto.UINT8,
+            onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64, onnx.TensorProto.BOOL}
+
+
+@dataclass
+class Outcome:
+    kind: str
+    detail: str = ""
+    ort: str = ""  # "ok", "refused: ...", "run fails: ...", "not run (large)"
+
+    @property
+    def finding(self) -> bool:
+        return self.kind in FINDINGS
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm; a BaseException so that no `except Exception` in the converter swallows it."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: int):
+    def alarm(signum, frame):
+        raise _Timeout()
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """What is written to file descriptor 2 (Python and C++ alike) within the block, in `.text` afterwards."""
+    box = types.SimpleNamespace(text="")
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        try:
+            import sys
+            sys.stderr.flush()
+            os.dup2(sink.fileno(), 2)
+            yield box
+        finally:
+            import sys
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            box.text = sink.read().decode("utf-8", "replace")
+
+
+def _np_dtype(elem_type: int):
+    return helper.tensor_dtype_to_np_dtype(elem_type)
+
+
+def make_feeds(model: onnx.ModelProto, rng: np.random.Generator, known: Optional[dict] = None) -> dict:
+    """Seeded inputs for the graph inputs of `model`; `known` arrays of the right shape and dtype are used as
+    they are (a seed model's own test data, whose indices are in range)."""
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in initializers:
+            continue
+        tt = vi.type.tensor_type
+        shape = tuple(d.dim_value for d in tt.shape.dim)
+        dtype = _np_dtype(tt.elem_type)
+        given = (known or {}).get(vi.name)
+        if given is not None and given.shape == shape and given.dtype == dtype:
+            feeds[vi.name] = given
+        elif dtype == np.bool_:
+            feeds[vi.name] = rng.random(shape) < 0.5
+        elif np.issubdtype(dtype, np.integer):
+            feeds[vi.name] = rng.integers(0, 3, shape).astype(dtype)
+        else:
+            feeds[vi.name] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
+def _inputs_static(model: onnx.ModelProto) -> bool:
+    initializers = {t.name for t in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in initializers:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+            return False
+        if any(not d.HasField("dim_value") or d.dim_value <= 0 for d in tt.shape.dim):
+            return False
+        if tt.elem_type not in FEEDABLE:
+            return False
+    return True
+
+
+def _largest_tensor(model: onnx.ModelProto) -> int:
+    """Elements of the largest tensor lenient shape inference finds (0 when it cannot run)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:
+        return 0
+    largest = 0
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.output) + list(inferred.graph.input):
+        dims = vi.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            count = 1
+            for d in dims:
+                count *= max(d.dim_value, 0)
+            largest = max(largest, count)
+    return largest
+
+
+def _reference(model: onnx.ModelProto, feeds: dict) -> tuple[str, Optional[dict]]:
+    """('ok', outputs) | ('refused: why', None) | ('run fails: why', None) from onnxruntime."""
+    from onnx2ttnn import ort
+    from onnx2ttnn.errors import ConversionError
+
+    names = [o.name for o in model.graph.output]
+    try:
+        session = ort.session(model.SerializeToString())
+    except ConversionError as exc:
+        return f"refused: {exc}", None
+    try:
+        return "ok", dict(zip(names, ort.run(session, names, feeds)))
+    except ConversionError as exc:
+        return f"run fails: {exc}", None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
+
+
+def run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Optional[dict] = None) -> Outcome:
+    """Convert, compare with onnxruntime and run on the simulator one checker-valid model."""
+    try:
+        with _deadline(CASE_SECONDS):
+            return _run_case(model, feeds_rng, known)
+    except _Timeout:
+        return Outcome("timeout", f"over {CASE_SECONDS} s")
+
+
+def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Optional[dict]) -> Outcome:
+    from onnx2ttnn.convert import convert
+    from onnx2ttnn.errors import ConversionError
+
+    large = _largest_tensor(model) > MAX_ELEMENTS
+    runnable = _inputs_static(model) and not large
+    feeds = make_feeds(model, feeds_rng, known) if runnable else {}
+    if runnable:
+        ort_state, expected = _reference(model, feeds)
+    else:
+        from onnx2ttnn import ort
+        try:
+            ort.session(model.SerializeToString())
+            ort_state, expected = "not run (large, symbolic or unfeedable inputs)", None
+        except ConversionError as exc:
+            ort_state, expected = f"refused: {exc}", None
+    conversion = None
+    with captured_stderr() as err:
+        try:
+            conversion = convert(model, dtype="fp32")
+        except (ConversionError, OSError, MemoryError) as exc:  # the CLI boundary: `error:`, exit 2
+            refusal = _first_line(exc)
+        except Exception as exc:  # the CLI boundary: internal error, exit 3
+            return Outcome("internal", _first_line(exc), ort_state)
+    if "Traceback (most recent call last)" in err.text:
+        return Outcome("traceback", err.text[-600:], ort_state)
+    if conversion is None:
+        return Outcome("refused", refusal, ort_state)
+    if any(re.search(pattern, ort_state) for pattern in ORT_GAPS):
+        return Outcome("ort-gap", ort_state, ort_state)
+    if ort_state.startswith("refused") or ort_state.startswith("run fails"):
+        return Outcome("accepted-invalid", ort_state, ort_state)
+    if expected is None:
+        return Outcome("verified", "converted; not run (large or symbolic inputs)", ort_state)
+    from tests.ttnn_api import check_source
+
+    problems = check_source(conversion.source)
+    if problems:
+        return Outcome("api", "; ".join(problems[:3]), ort_state)
+    try:
+        got, leaks = execute(conversion, feeds)
+    except _Timeout:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure of the program is the finding
+        return Outcome("sim-crash", _first_line(exc), ort_state)
+    for name, want in expected.items():
+        problem = compare(got.get(name), np.asarray(want))
+        if problem and _mvn_nan_gap(model, got.get(name), np.asarray(want)):
+            return Outcome("ort-gap", f"output {name!r}: onnxruntime's MeanVarianceNormalization gives NaN where "
+                                      f"the variance is 0 (the spec's function adds 1e-9 to the deviation)", ort_state)
+        if problem:
+            return Outcome("mismatch", f"output {name!r}: {problem}", ort_state)
+    if leaks:
+        return Outcome("leak", f"{len(leaks)} buffer(s): {leaks[0]}", ort_state)
+    return Outcome("verified", "", ort_state)
+
+
+def _mvn_nan_gap(model: onnx.ModelProto, got, want: np.ndarray) -> bool:
+    """Whether every difference is a NaN of onnxruntime's where the program has a number, in a model with a
+    MeanVarianceNormalization: onnxruntime divides by the deviation alone (0 / 0 where the variance is 0), the
+    spec's function by the deviation + 1e-9 (0), which the host fallback computes."""
+    if got is None or want.dtype.kind != "f" or not any(n.op_type == "MeanVarianceNormalization"
+                                                         for n in model.graph.node):
+        return False
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != want.shape:
+        return False
+    w = want.astype(np.float64)
+    gap = np.isnan(w) & np.isfinite(got)
+    return bool(gap.any()) and compare(np.where(gap, 0.0, got), np.where(gap, 0.0, w)) == ""
+
+
+def execute(conversion, feeds: dict) -> tuple[dict, list]:
+    """Run the generated program on the simulator: ({output name: ndarray}, leaked buffers)."""
+    import torch
+
+    from onnx2ttnn.emit.weights import npz_bytes
+    from onnx2ttnn.sim import runtime
+
+    program = types.ModuleType("fuzz_case_program")
+    runtime.configure("n150")
+    with runtime.install() as ttnn:
+        exec(compile(conversion.source, "<fuzz program>", "exec"), program.__dict__)
+        device = ttnn.open_device(device_id=0, l1_small_size=16384)
+        try:
+            params = program.load_parameters(device, io.BytesIO(npz_bytes(conversion.program.weights)))
+            args = {ident: torch.from_numpy(np.array(feeds[name])).to(getattr(torch, torch_dtype))
+                    for ident, (name, _, torch_dtype) in program.INPUTS.items()}
+            outputs = program.forward(device, params, **args)
+            for tensor in params.values():
+                if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
+                    ttnn.deallocate(tensor)
+        finally:
+            ttnn.close_device(device)
+        leaks = [str(b) for b in runtime.leaks(device)]
+    got = {}
+    for name, tensor in outputs.items():
+        got[name] = tensor.float().numpy() if tensor.dtype == torch.bfloat16 else tensor.numpy()
+    return got, leaks
+
+
+def compare(got, want: np.ndarray) -> str:
+    """'' when the program's `got` matches onnxruntime's `want`, else what differs."""
+    if got is None:
+        return "missing from the program's outputs"
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, onnxruntime {want.shape}"
+    if want.dtype.kind in "biu":
+        if not np.array_equal(got.astype(np.float64), want.astype(np.float64)):
+            bad = int(np.sum(got.astype(np.float64) != want.astype(np.float64)))
+            return f"{bad} of {want.size} integer/boolean values differ"
+        return ""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    if not np.allclose(g, w, rtol=FP32_RTOL, atol=FP32_ATOL, equal_nan=True):
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(g - w)
+        diff = diff[np.isfinite(diff)]
+        nan_or_inf = int(np.sum(~(np.isfinite(g) == np.isfinite(w))))
+        return (f"{nan_or_inf} non-finite mismatches, max abs diff {diff.max() if diff.size else 0:.4g} "
+                f"(rtol {FP32_RTOL}, atol {FP32_ATOL})")
+    return ""
