@@ -5,3 +5,4 @@ from onnx2ttnn.lowering import select  # noqa: F401  (TopK, CumSum)
 from onnx2ttnn.lowering import dropout, resize  # noqa: F401  (Dropout, Resize/Upsample)
 from onnx2ttnn.lowering import pad  # noqa: F401  (Pad)
 from onnx2ttnn.lowering.registry import all_rules, lookup, lowering_versions, register  # noqa: F401
+from onnx2ttnn.lowering import quantize  # noqa: F401  (QDQ and operator-format quantization, after matmul/conv)

@@ -1,0 +1,279 @@
+"""Quantized ONNX on the device: QuantizeLinear / DequantizeLinear (QDQ format) and the operator-format ops
+(QLinearMatMul, QLinearConv, MatMulInteger, ConvInteger, DynamicQuantizeLinear).
+
+Integer tensors live on the device in the float compute dtype (lowering/eltwise.py), and every value a
+quantized model carries (int8 / uint8 / int16 / uint16 codes, the int32 accumulators of the integer ops) is
+an integer the float dtype holds exactly within its mantissa (8 bits in bfloat16, 24 in float32).  So the
+ops are exact round-and-clamp chains of float eltwise ops, with ONNX's semantics:
+
+- QuantizeLinear: `y = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)` (divide, round, add, clip);
+- DequantizeLinear: `y = (x - zero_point) * scale` (subtract, multiply).
+
+ttnn's own quantize / dequantize / requantize take or give INT32 device tensors and neither rounds nor
+saturates as ONNX says (docs/ttnn-facts.md §15), so they are not used.  A DequantizeLinear of a constant
+weight never gets here: passes/fold_dequantize.py folds it into a float weight on import, and the rules that
+upload weights (ttnn.linear's, conv2d's) upload it as bfloat8_b.
+
+Scales and zero points are per tensor (one element), per axis (a 1-D tensor along `axis`, opset 13 on) or
+per block (opset 21 on: the shape of x with dim `axis` divided by `block_size`, rounded up).  Constant ones
+become scalar arguments or broadcastable weights; runtime ones (DynamicQuantizeLinear's) are device tensors.
+A zero or negative constant scale, an axis out of range, or a zero point of the wrong type or shape is bad
+input: one error naming the node.
+
+The operator-format ops are lowered in the DQ -> float op -> Q form onnxruntime's own QDQ transformer
+recognises: their inputs dequantized, the float MatMul or Conv rule, the result quantized (QLinear*) or
+left as its exact integer value (the *Integer ops: int32 sums of products of integers below 2^8).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.eltwise import intermediate, ranked_operand
+from onnx2ttnn.lowering.registry import lookup, register
+
+# the integer types a quantized tensor may have, per op (float8 / 4-bit / 2-bit codes have no ttnn type)
+QUANT_TYPES = ("int8", "uint8", "int16", "uint16")
+DEQUANT_TYPES = QUANT_TYPES + ("int32",)
+FLOAT_SCALES = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class QParams:
+    """A validated scale / zero point pair of one Q or DQ node."""
+
+    scale: gs.Tensor
+    zero: Optional[gs.Tensor]  # None: no zero point (0)
+    axis: Optional[int]  # the quantization axis, None when per tensor
+    block: int  # block size along `axis` (0: per axis or per tensor)
+    dtype: np.dtype  # the quantized type
+
+    @property
+    def per_tensor(self) -> bool:
+        return self.axis is None
+
+    @property
+    def range(self) -> tuple[int, int]:
+        info = np.iinfo(self.dtype)
+        return int(info.min), int(info.max)
+
+
+def _bad(ctx: LoweringContext, what: str) -> ConversionError:
+    return ConversionError(f"node {ctx.source!r}: {what}")
+
+
+def _type_name(tensor: gs.Tensor) -> str:
+    dtype = tensor.dtype
+    if isinstance(dtype, int):
+        return onnx.TensorProto.DataType.Name(dtype).lower()
+    return np.dtype(dtype).name if dtype is not None else "unknown"
+
+
+def qparams(ctx: LoweringContext, node: gs.Node, x_shape, scale: gs.Tensor, zero: Optional[gs.Tensor],
+            dtype: np.dtype, *, axis_allowed: bool, block_allowed: bool) -> QParams:
+    """Check the scale and zero point of a Q/DQ node against the spec and the input's shape."""
+    rank = len(x_shape)
+    if _type_name(scale) not in FLOAT_SCALES:
+        raise _bad(ctx, f"scale {scale.name!r} has type {_type_name(scale)}; a float scale is needed")
+    value = ctx.constant(scale)
+    if value is not None:
+        values = np.asarray(value, dtype=np.float32)
+        if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+            worst = values.reshape(-1)[np.argmin(values.reshape(-1))] if values.size else "none"
+            raise _bad(ctx, f"scale {scale.name!r} must be positive and finite (got {worst})")
+    if zero is not None and tuple(zero.shape or ()) != tuple(scale.shape or ()):
+        raise _bad(ctx, f"zero point {zero.name!r} has shape {list(zero.shape or ())}, its scale "
+                        f"{list(scale.shape or ())}")
+    axis = int(node.attrs.get("axis", 1))
+    if "axis" in node.attrs and not -rank <= axis < max(rank, 1):
+        raise _bad(ctx, f"axis {axis} out of range for a rank-{rank} input")
+    block = int(node.attrs.get("block_size", 0)) if block_allowed else 0
+    if block < 0:
+        raise _bad(ctx, f"block_size {block} must not be negative")
+    shape = tuple(int(d) for d in (scale.shape or ()))
+    size = int(np.prod(shape, dtype=np.int64))
+    if block == 0 and size == 1 and len(shape) <= 1:
+        return QParams(scale, zero, None, 0, dtype)
+    if not axis_allowed:
+        raise _bad(ctx, f"scale {scale.name!r} of shape {list(shape)} must have one element at this opset")
+    if rank == 0:
+        raise _bad(ctx, f"a scale of shape {list(shape)} for a rank-0 input")
+    axis %= rank
+    if block == 0:
+        if shape != (int(x_shape[axis]),):
+            raise _bad(ctx, f"scale {scale.name!r} of shape {list(shape)} fits neither per tensor nor per axis "
+                            f"{axis} of an input of shape {list(x_shape)}")
+        return QParams(scale, zero, axis, 0, dtype)
+    want = tuple(-(-int(d) // block) if i == axis else int(d) for i, d in enumerate(x_shape))
+    if shape != want:
+        raise _bad(ctx, f"blocked scale {scale.name!r} has shape {list(shape)}; block_size {block} along axis "
+                        f"{axis} of an input of shape {list(x_shape)} needs {list(want)}")
+    return QParams(scale, zero, axis, block, dtype)
+
+
+def _zero_type(ctx: LoweringContext, zero: Optional[gs.Tensor], allowed: tuple[str, ...], what: str) -> Optional[str]:
+    if zero is None:
+        return None
+    name = _type_name(zero)
+    if name not in allowed:
+        raise _bad(ctx, f"zero point {zero.name!r} has type {name}; {what}")
+    return name
+
+
+def _optional(node: gs.Node, index: int) -> Optional[gs.Tensor]:
+    return node.inputs[index] if len(node.inputs) > index and node.inputs[index].name else None
+
+
+# ---- operands ------------------------------------------------------------------------------------------------
+
+def _form_for(ctx: LoweringContext, x: gs.Tensor, q: QParams):
+    """x's ttnn tensor and form: kept in NHWC when the parameters broadcast over it (per tensor, or per
+    channel of an NCHW tensor with constant parameters), else plain."""
+    var, form = ctx.value_with_form(x)
+    if form is None or q.per_tensor or (q.axis == 1 and q.block == 0 and ctx.constant(q.scale) is not None
+                                        and (q.zero is None or ctx.constant(q.zero) is not None)):
+        return var, form
+    return ctx.value(x), None
+
+
+def _operand(ctx: LoweringContext, t: gs.Tensor, q: QParams, x_shape, form, key: str):
+    """A scale or zero point as the second operand of a binary op on x: a Python number, or a tensor that
+    broadcasts over x (in x's form)."""
+    rank = len(x_shape)
+    value = ctx.constant(t)
+    if value is not None:
+        value = np.asarray(value, dtype=np.float32)
+        if q.per_tensor:
+            return float(value.reshape(-1)[0])
+        if form is not None:  # per channel of an NHWC tensor
+            return ctx.param(value.reshape(1, 1, 1, -1), t.name, key=(t.name, key, "nhwc"))
+        if q.block:
+            full = np.repeat(value, q.block, axis=q.axis)
+            full = np.take(full, np.arange(int(x_shape[q.axis])), axis=q.axis)
+            return ctx.param(np.ascontiguousarray(full), t.name, key=(t.name, key, "blocks"))
+        shape = [1] * rank
+        shape[q.axis] = -1
+        return ctx.param(value.reshape(shape), t.name, key=(t.name, key, rank, q.axis))
+    if q.per_tensor:
+        return ranked_operand(ctx, t, max(rank, 4 if form is not None else 1))
+    if q.block:
+        ctx.decline("a blocked scale or zero point computed at run time")
+    shape = [1] * rank
+    shape[q.axis] = int(x_shape[q.axis])
+    return ctx.op("reshape", [ctx.value(t)], shape, name=f"{t.name}_axis{q.axis}", shape=shape)
+
+
+def _binary(ctx: LoweringContext, op: str, x: gs.Variable, operand, name: str) -> gs.Variable:
+    if isinstance(operand, float):
+        return ctx.op(op, [x], x.shape, name=name, input_tensor_b=operand)
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(operand.shape))
+    return ctx.op(op, [x, operand], shape, name=name)
+
+
+def _has_zero(ctx: LoweringContext, q: QParams) -> bool:
+    if q.zero is None:
+        return False
+    value = ctx.constant(q.zero)
+    return value is None or bool(np.any(value != 0))
+
+
+def quantize_value(ctx: LoweringContext, x: gs.Tensor, q: QParams, out: gs.Tensor) -> None:
+    """out = clamp(round(x / scale) + zero_point, qmin, qmax), bound in x's form."""
+    shape = tuple(int(d) for d in x.shape)
+    var, form = _form_for(ctx, x, q)
+    scaled = _binary(ctx, "divide", var, _operand(ctx, q.scale, q, shape, form, "scale"), out.name + "_scaled")
+    y = ctx.op("round", [scaled], scaled.shape, name=out.name + "_rounded")
+    if _has_zero(ctx, q):
+        y = _binary(ctx, "add", y, _operand(ctx, q.zero, q, shape, form, "zero"), out.name + "_shifted")
+    lo, hi = q.range
+    ctx.bind(out, ctx.op("clip", [y], y.shape, name=out.name, min=float(lo), max=float(hi)), form)
+
+
+def dequantize_value(ctx: LoweringContext, x: gs.Tensor, q: QParams, out: gs.Tensor) -> None:
+    """out = (x - zero_point) * scale, bound in x's form."""
+    shape = tuple(int(d) for d in x.shape)
+    var, form = _form_for(ctx, x, q)
+    if _has_zero(ctx, q):
+        var = _binary(ctx, "subtract", var, _operand(ctx, q.zero, q, shape, form, "zero"), out.name + "_centred")
+    ctx.bind(out, _binary(ctx, "multiply", var, _operand(ctx, q.scale, q, shape, form, "scale"), out.name), form)
+
+
+# ---- QuantizeLinear / DequantizeLinear -----------------------------------------------------------------------
+
+def _quantize(ctx: LoweringContext, node: gs.Node, *, axis_allowed: bool, block_allowed: bool) -> None:
+    x, scale, zero = node.inputs[0], node.inputs[1], _optional(node, 2)
+    zero_type = _zero_type(ctx, zero, QUANT_TYPES, "QuantizeLinear takes an int8, uint8, int16 or uint16 one")
+    attr = int(node.attrs.get("output_dtype", 0)) if block_allowed else 0
+    out_type = onnx.helper.tensor_dtype_to_np_dtype(attr).name if attr else None
+    if out_type is not None and out_type not in QUANT_TYPES:
+        ctx.decline(f"quantizing to {out_type} (ttnn has no such type)")
+    if zero_type and out_type and zero_type != out_type:
+        raise _bad(ctx, f"zero point {zero.name!r} has type {zero_type} but output_dtype is {out_type}")
+    dtype = np.dtype(zero_type or out_type or "uint8")
+    if _type_name(x) not in FLOAT_SCALES + ("int32",):
+        raise _bad(ctx, f"input {x.name!r} has type {_type_name(x)}; QuantizeLinear quantizes float or int32")
+    q = qparams(ctx, node, x.shape, scale, zero, dtype, axis_allowed=axis_allowed, block_allowed=block_allowed)
+    quantize_value(ctx, x, q, node.outputs[0])
+
+
+def _dequantize(ctx: LoweringContext, node: gs.Node, *, axis_allowed: bool, block_allowed: bool) -> None:
+    x, scale, zero = node.inputs[0], node.inputs[1], _optional(node, 2)
+    x_type = _type_name(x)
+    if x_type not in DEQUANT_TYPES:
+        ctx.decline(f"dequantizing {x_type} (ttnn has no such type)")
+    if zero is not None and _type_name(zero) != x_type:
+        raise _bad(ctx, f"zero point {zero.name!r} has type {_type_name(zero)}, its input {x.name!r} {x_type}")
+    q = qparams(ctx, node, x.shape, scale, zero, np.dtype(x_type), axis_allowed=axis_allowed,
+                block_allowed=block_allowed)
+    dequantize_value(ctx, x, q, node.outputs[0])
+
+
+@register("QuantizeLinear", versions=(10,), ttnn=("divide", "round", "add", "clip"),
+          note="per-tensor scale; round half to even, then saturate")
+def quantize_linear_10(ctx: LoweringContext, node: gs.Node) -> None:
+    """QuantizeLinear-10: a one-element scale and zero point (uint8 / int8)."""
+    _quantize(ctx, node, axis_allowed=False, block_allowed=False)
+
+
+@register("QuantizeLinear", versions=(13, 19), ttnn=("divide", "round", "add", "clip"),
+          note="per tensor or per axis; round half to even, then saturate")
+def quantize_linear_13(ctx: LoweringContext, node: gs.Node) -> None:
+    """QuantizeLinear-13: `axis` (per-axis scales); 19: float16 / bfloat16 inputs and float8 outputs with
+    `saturate` (float8 has no ttnn type: declined)."""
+    _quantize(ctx, node, axis_allowed=True, block_allowed=False)
+
+
+@register("QuantizeLinear", versions=(21, 23, 24, 25, 28), ttnn=("divide", "round", "add", "clip"),
+          note="per tensor, per axis or per block; int8/uint8/int16/uint16 outputs")
+def quantize_linear_21(ctx: LoweringContext, node: gs.Node) -> None:
+    """QuantizeLinear-21: `block_size` (blocked scales), `output_dtype`, int16 / uint16 / 4-bit outputs; 23:
+    `precision` (the division's precision: ours is the compute dtype), float4 outputs; 24: float8e8m0
+    scales; 25: 2-bit outputs; 28: float6 outputs.  Every type 21 on adds beyond 16-bit integers has no ttnn
+    type (declined)."""
+    _quantize(ctx, node, axis_allowed=True, block_allowed=True)
+
+
+@register("DequantizeLinear", versions=(10,), ttnn=("subtract", "multiply"), note="per-tensor scale")
+def dequantize_linear_10(ctx: LoweringContext, node: gs.Node) -> None:
+    """DequantizeLinear-10: a one-element scale and zero point (uint8 / int8 / int32)."""
+    _dequantize(ctx, node, axis_allowed=False, block_allowed=False)
+
+
+@register("DequantizeLinear", versions=(13, 19), ttnn=("subtract", "multiply"), note="per tensor or per axis")
+def dequantize_linear_13(ctx: LoweringContext, node: gs.Node) -> None:
+    """DequantizeLinear-13: `axis`; 19: float16 / bfloat16 scales, float8 inputs (declined)."""
+    _dequantize(ctx, node, axis_allowed=True, block_allowed=False)
+
+
+@register("DequantizeLinear", versions=(21, 23, 24, 25, 28), ttnn=("subtract", "multiply"),
+          note="per tensor, per axis or per block")
+def dequantize_linear_21(ctx: LoweringContext, node: gs.Node) -> None:
+    """DequantizeLinear-21: `block_size`, int16 / uint16 / 4-bit inputs; 23: `output_dtype`, float4; 24:
+    float8e8m0 scales; 25: 2-bit; 28: float6 inputs (sub-byte and float8 codes: declined)."""
+    _dequantize(ctx, node, axis_allowed=True, block_allowed=True)
