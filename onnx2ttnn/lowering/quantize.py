@@ -64,8 +64,9 @@ class QParams:
         return int(info.min), int(info.max)
 
 
-def _bad(ctx: LoweringContext, what: str) -> ConversionError:
-    return ConversionError(f"node {ctx.source!r}: {what}")
+def _bad(ctx, what: str) -> ConversionError:
+    """The error of a malformed node; `ctx` is the lowering context or the node's name."""
+    return ConversionError(f"node {getattr(ctx, 'source', ctx)!r}: {what}")
 
 
 def _type_name(tensor: gs.Tensor) -> str:
@@ -75,19 +76,21 @@ def _type_name(tensor: gs.Tensor) -> str:
     return np.dtype(dtype).name if dtype is not None else "unknown"
 
 
-def qparams(ctx: LoweringContext, node: gs.Node, x_shape, scale: gs.Tensor, zero: Optional[gs.Tensor],
+def qparams(ctx, node: gs.Node, x_shape, scale: gs.Tensor, zero: Optional[gs.Tensor],
             dtype: np.dtype, *, axis_allowed: bool, block_allowed: bool) -> QParams:
-    """Check the scale and zero point of a Q/DQ node against the spec and the input's shape."""
+    """Check the scale and zero point of a Q/DQ node against the spec and the input's shape (`ctx`: the
+    lowering context, or the node's name when a pass checks it)."""
     rank = len(x_shape)
     if _type_name(scale) not in FLOAT_SCALES:
         raise _bad(ctx, f"scale {scale.name!r} has type {_type_name(scale)}; a float scale is needed")
-    value = ctx.constant(scale)
+    value = LoweringContext.constant(scale)
     if value is not None:
         values = np.asarray(value, dtype=np.float32)
         if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
             worst = values.reshape(-1)[np.argmin(values.reshape(-1))] if values.size else "none"
             raise _bad(ctx, f"scale {scale.name!r} must be positive and finite (got {worst})")
-    if zero is not None and tuple(zero.shape or ()) != tuple(scale.shape or ()):
+    one = lambda t: int(np.prod(t.shape or (), dtype=np.int64)) == 1 and len(t.shape or ()) <= 1  # noqa: E731
+    if zero is not None and tuple(zero.shape or ()) != tuple(scale.shape or ()) and not (one(zero) and one(scale)):
         raise _bad(ctx, f"zero point {zero.name!r} has shape {list(zero.shape or ())}, its scale "
                         f"{list(scale.shape or ())}")
     axis = int(node.attrs.get("axis", 1))
@@ -202,6 +205,29 @@ def dequantize_value(ctx: LoweringContext, x: gs.Tensor, q: QParams, out: gs.Ten
     if _has_zero(ctx, q):
         var = _binary(ctx, "subtract", var, _operand(ctx, q.zero, q, shape, form, "zero"), out.name + "_centred")
     ctx.bind(out, _binary(ctx, "multiply", var, _operand(ctx, q.scale, q, shape, form, "scale"), out.name), form)
+
+
+# ---- constant weights ----------------------------------------------------------------------------------------
+
+def broadcast_param(value: np.ndarray, q: QParams, x_shape) -> np.ndarray:
+    """A constant scale or zero point expanded to broadcast over x (numpy, for folding)."""
+    value = np.asarray(value)
+    if q.per_tensor:
+        return value.reshape(())
+    if q.block:
+        full = np.repeat(value, q.block, axis=q.axis)
+        return np.take(full, np.arange(int(x_shape[q.axis])), axis=q.axis)
+    shape = [1] * len(x_shape)
+    shape[q.axis] = -1
+    return value.reshape(shape)
+
+
+def dequantize_array(x: np.ndarray, q: QParams, scale: np.ndarray, zero: Optional[np.ndarray]) -> np.ndarray:
+    """(x - zero_point) * scale of constant operands, as float32 (what onnxruntime computes)."""
+    codes = np.asarray(x).astype(np.int64)
+    if zero is not None:
+        codes = codes - broadcast_param(zero, q, x.shape).astype(np.int64)
+    return (codes.astype(np.float32) * broadcast_param(scale, q, x.shape).astype(np.float32)).astype(np.float32)
 
 
 # ---- QuantizeLinear / DequantizeLinear -----------------------------------------------------------------------

@@ -38,6 +38,7 @@ class LowerToTTNN(Pass):
         use_fallback = ctx.options.fallback
         bfloat16 = _bfloat16_as_float(graph)
         lctx = LoweringContext(ctx.options.dtype)
+        lctx.dequantized = dict(module.dequantized)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback))
@@ -69,7 +70,8 @@ class LowerToTTNN(Pass):
         module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
-        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes), "host_fallbacks": dict(sorted(fallbacks.items()))}
+        module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes), "host_fallbacks": dict(sorted(fallbacks.items())),
+                                   "quantized_weights": dict(sorted(lctx.weight_dtypes.items()))}
 
     @staticmethod
     def _fallback(unsupported: "_Unsupported", lctx: LoweringContext, node: gs.Node, host, declined) -> str | None:
