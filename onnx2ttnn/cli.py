@@ -180,8 +180,24 @@ def summary(result, program: str, weights: str) -> str:
         f"ttnn calls: {sum(counts.values())} ({ops})",
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
+        *_quantized_line(result.quantized_weights()),
         f"time: {times}",
     ]))
+
+
+def _quantized_line(weights: dict) -> list[str]:
+    """The summary line of the weights a DequantizeLinear folded into: how many go to the device as
+    bfloat8_b, and which do not and why."""
+    if not weights:
+        return []
+    block = sum(1 for dtype, _ in weights.values() if dtype == "bfp8")
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for name, (dtype, why) in weights.items():
+        if dtype != "bfp8":
+            reasons.setdefault((dtype, why), []).append(name)
+    others = [f"{len(names)} as {dtype} ({why}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+              for (dtype, why), names in reasons.items()]
+    return [f"quantized weights: {len(weights)}, {block} as bfloat8_b" + (f"; {'; '.join(others)}" if others else "")]
 
 
 @main.command()

@@ -49,6 +49,10 @@ class Conversion:
         """ONNX op type -> number of its nodes the program computes on the host (host fallback)."""
         return dict(self.module.notes.get("lower-to-ttnn", {}).get("host_fallbacks", {}))
 
+    def quantized_weights(self) -> dict[str, tuple[str, str]]:
+        """Dequantized weight -> (its device dtype: bfp8, bf16 or f32, why when not bfp8)."""
+        return dict(self.module.notes.get("lower-to-ttnn", {}).get("quantized_weights", {}))
+
     def weight_bytes(self) -> int:
         return sum(a.nbytes for a in self.program.weights.values())
 
