@@ -1,11 +1,16 @@
 """The model zoo: real architectures the CI converts and verifies on every change (docs/zoo.md).
 
-Three kinds of entries:
+Four kinds of entries:
 - `example`: the tiny models committed in models/ (built by models/make_examples.py);
 - `onnx-light`: the trained-architecture ONNX files the onnx wheel ships (onnx/backend/test/data/light);
 - `transformers`: a transformers model built from a config with random weights (fixed seed, offline) and
   exported with torch.onnx.export(dynamo=True, opset 18) and, where it works, the TorchScript exporter.
-  Each has a `reduced` config for CI and the published `full` config for the benchmark run.
+  Each has a `reduced` config for CI and the published `full` config for the benchmark run;
+- `quantized`: another entry (`base`) quantized by onnxruntime's own tools, as users ship int8 models:
+  `quantize_static` in the QDQ format (int8 weights per channel, uint8 activations per tensor, int32
+  biases, calibrated on seeded random inputs) or `quantize_dynamic` (int8 weights; DynamicQuantizeLinear,
+  MatMulInteger / ConvInteger at run time), after onnxruntime's `quant_pre_process`.  It is verified
+  against onnxruntime running the quantized file.
 
 This module only describes models and builds the transformers ones on demand (models/export.py caches the
 exports); it imports torch and transformers lazily.
@@ -32,7 +37,7 @@ class Input:
 class ZooModel:
     name: str  # unique, used in file names and test ids
     architecture: str  # what the docs table shows
-    kind: str  # "example" | "onnx-light" | "transformers"
+    kind: str  # "example" | "onnx-light" | "transformers" | "quantized"
     path: str = ""  # example / onnx-light: the ONNX file
     config: str = ""  # transformers: config class name
     model: str = ""  # transformers: model class name
@@ -42,6 +47,8 @@ class ZooModel:
     outputs: tuple[str, ...] = ()  # names given to the exported outputs
     exporters: tuple[str, ...] = ("dynamo",)
     ci: bool = True  # run in the default test run (False: only with the full-size flag)
+    base: str = ""  # quantized: the entry quantized
+    quantization: str = ""  # quantized: "qdq" (quantize_static, QDQ format) | "dynamic" (quantize_dynamic)
 
 
 def _pixels(size_key: str = "image_size", channels_key: str = "num_channels"):
@@ -164,6 +171,13 @@ MODELS: list[ZooModel] = [
         ("inception_v2", "Inception v2 (onnx light)", True), ("densenet121", "DenseNet-121 (onnx light)", True),
         ("bvlc_alexnet", "AlexNet (onnx light)", True), ("zfnet512", "ZFNet-512 (onnx light)", True),
         ("vgg19", "VGG-19 (onnx light)", False))],
+    # --- quantized by onnxruntime.quantization ---
+    *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
+               base=base, quantization=mode, ci=ci)
+      for base, title, mode, ci in (
+          ("mlp", "MLP", "qdq", True), ("mlp", "MLP", "dynamic", True),
+          ("cnn", "small CNN", "qdq", True), ("cnn", "small CNN", "dynamic", True),
+          ("light_resnet50", "ResNet-50 (onnx light)", "qdq", True))],
 ]
 
 BY_NAME = {m.name: m for m in MODELS}

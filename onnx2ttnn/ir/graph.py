@@ -82,8 +82,8 @@ class Module:
     outputs: list[TensorSpec] = field(default_factory=list)
     notes: dict = field(default_factory=dict)  # pass -> summary numbers for the CLI
     passes_run: list[str] = field(default_factory=list)  # in order (the IR verifier checks their contracts)
-    # constant weights fold-dequantize computed from a DequantizeLinear: name -> the RMS of their quantization
-    # step (the scale), what lowering weighs a bfloat8_b upload's rounding against
+    # constant weights fold-dequantize computed from a DequantizeLinear: name -> their quantization steps (the
+    # scale, broadcastable to the weight), what lowering weighs a bfloat8_b upload's rounding against
     dequantized: dict = field(default_factory=dict)
 
 

@@ -107,7 +107,9 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
     # prepared weights are [KH*KW*IC/groups, OC] on the device: bfloat8_b groups run along the out channels
     prepared = np.asarray(weight).reshape(int(oc), -1).T
-    weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared) if ctx.dequantized else None
+    steps = np.asarray(ctx.dequantized.get(node.inputs[1].name, 1.0))
+    steps = steps.reshape(int(oc), -1).T if steps.ndim == weight.ndim else steps  # per out channel: a row
+    weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared, steps)
     bias = _bias(ctx, node, "Conv", int(oc))
     if bias is not None:
         inputs.append(bias)

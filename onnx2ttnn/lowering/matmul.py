@@ -100,7 +100,8 @@ def gemm(ctx: LoweringContext, node: gs.Node) -> None:
         w = alpha * w if alpha != 1.0 else w  # alpha 1: the model's own weight, not a scaled copy of it
         w = gs.Constant(b.name + ("_t" if node.attrs.get("transB", 0) else ""), np.asarray(w, dtype=np.float32))
         if b.name in ctx.dequantized:  # the transposed or scaled copy of a dequantized weight is one too
-            ctx.dequantized[w.name] = ctx.dequantized[b.name] * abs(alpha)
+            steps = np.asarray(ctx.dequantized[b.name])
+            ctx.dequantized[w.name] = (steps.T if node.attrs.get("transB", 0) else steps) * abs(alpha)
         full_bias = None if bias is None else np.broadcast_to(beta * bias.reshape(-1), (out.shape[-1],))
         _matmul(ctx, a, w, out, bias=full_bias)
         return

@@ -341,8 +341,7 @@ def _dequantized_operand(ctx: LoweringContext, node: gs.Node, x: gs.Tensor, scal
     if value is not None and scales is not None and (zero is None or zeros is not None):
         name = f"{x.name}_dequantized"
         scales = np.asarray(scales, dtype=np.float32)
-        ctx.dequantized.setdefault(name, float(np.sqrt(np.mean(np.square(
-            np.broadcast_to(broadcast_param(scales, q, shape), shape), dtype=np.float64)))))
+        ctx.dequantized.setdefault(name, broadcast_param(scales, q, shape))
         return gs.Constant(name, dequantize_array(np.asarray(value), q, scales, zeros))
     out = _float_tensor(f"{x.name}_{ctx.source}_dequantized", shape)
     dequantize_value(ctx, x, q, out)

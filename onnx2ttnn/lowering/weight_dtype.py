@@ -10,8 +10,8 @@ from onnx2ttnn.lowering.context import LoweringContext
 
 BFP8_FACE = 16  # bfloat8_b shares one exponent per 16 values along the last dim (docs/ttnn-facts.md §9)
 # A dequantized weight goes to the device as bfloat8_b when that moves its values by less than this fraction
-# of their quantization step (root mean square over the tensor), i.e. when the block-float weight still
-# tells the int8 codes apart on average; else it stays bfloat16.  A judgement, not a measurement: it keeps
+# of their own quantization step (each value's error over its scale, root mean square over the tensor), i.e.
+# when the block-float weight still tells the int8 codes apart on average; else it stays bfloat16.  A judgement, not a measurement: it keeps
 # the program's weights within the quantized model's own resolution.
 BFP8_BUDGET = 0.5
 
@@ -35,19 +35,23 @@ def bfp8_round(x: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape).astype(np.float32)
 
 
-def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Optional[str]:
+def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=None) -> Optional[str]:
     """The device dtype of a weight as the rule uploads it (`uploaded`: its values in the device tensor's
-    shape): "bfp8" for a dequantized weight within BFP8_BUDGET, None (the compute dtype) otherwise.  Each
-    decision is recorded in the context for the conversion summary."""
-    step = ctx.dequantized.get(name)
-    if step is None or ctx.dtype != "bf16":
-        if step is not None:
-            ctx.note_weight_dtype(name, "f32", "--dtype fp32 keeps weights in float32")
+    shape; `steps`: their quantization steps, broadcastable to it, by default the ones fold-dequantize
+    recorded for the weight as it is in the model): "bfp8" for a dequantized weight within BFP8_BUDGET, None
+    (the compute dtype) otherwise.  Each decision is recorded in the context for the conversion summary."""
+    if name not in ctx.dequantized:
         return None
-    moved = float(np.sqrt(np.mean((bfp8_round(uploaded) - np.asarray(uploaded, np.float32)) ** 2)))
-    if moved <= BFP8_BUDGET * step:
+    if ctx.dtype != "bf16":
+        ctx.note_weight_dtype(name, "f32", "--dtype fp32 keeps weights in float32")
+        return None
+    steps = ctx.dequantized[name] if steps is None else steps
+    values = np.asarray(uploaded, np.float32)
+    moved = (bfp8_round(values) - values) / np.asarray(steps, np.float32)
+    rms = float(np.sqrt(np.mean(np.square(moved, dtype=np.float64))))
+    if rms <= BFP8_BUDGET:
         ctx.note_weight_dtype(name, "bfp8", "")
         return "bfp8"
-    ctx.note_weight_dtype(name, "bf16", f"bfloat8_b would move it by {moved / step:.2f} of a quantization "
-                                             f"step (budget {BFP8_BUDGET})")
+    ctx.note_weight_dtype(name, "bf16", f"bfloat8_b would move it by {rms:.2f} of a quantization step (budget "
+                                        f"{BFP8_BUDGET})")
     return None

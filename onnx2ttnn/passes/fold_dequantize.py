@@ -57,8 +57,7 @@ class FoldDequantize(Pass):
                     if t is out:
                         consumer.inputs[position] = const
             node.outputs.clear()
-            step = np.broadcast_to(broadcast_param(scales, q, values.shape), values.shape)
-            module.dequantized[out.name] = float(np.sqrt(np.mean(np.square(step, dtype=np.float64))))
+            module.dequantized[out.name] = broadcast_param(scales, q, values.shape)
             folded += 1
         if folded:
             graph.cleanup(remove_unused_graph_inputs=False)
