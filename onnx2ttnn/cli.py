@@ -187,17 +187,17 @@ def summary(result, program: str, weights: str) -> str:
 
 def _quantized_line(weights: dict) -> list[str]:
     """The summary line of the weights a DequantizeLinear folded into: how many go to the device as
-    bfloat8_b, and which do not and why."""
+    bfloat8_b, and which do not and why (the first three of each device dtype)."""
     if not weights:
         return []
     block = sum(1 for dtype, _ in weights.values() if dtype == "bfp8")
-    reasons: dict[tuple[str, str], list[str]] = {}
+    others: dict[str, list[str]] = {}
     for name, (dtype, why) in weights.items():
         if dtype != "bfp8":
-            reasons.setdefault((dtype, why), []).append(name)
-    others = [f"{len(names)} as {dtype} ({why}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
-              for (dtype, why), names in reasons.items()]
-    return [f"quantized weights: {len(weights)}, {block} as bfloat8_b" + (f"; {'; '.join(others)}" if others else "")]
+            others.setdefault(dtype, []).append(f"{name}: {why}")
+    parts = [f"{len(items)} as {dtype} ({'; '.join(items[:3])}{'; ...' if len(items) > 3 else ''})"
+             for dtype, items in others.items()]
+    return [f"quantized weights: {len(weights)}, {block} as bfloat8_b" + "".join(f"; {p}" for p in parts)]
 
 
 @main.command()
