@@ -266,48 +266,25 @@ def _dequantize(ctx: LoweringContext, node: gs.Node, *, axis_allowed: bool, bloc
     dequantize_value(ctx, x, q, node.outputs[0])
 
 
-@register("QuantizeLinear", versions=(10,), ttnn=("divide", "round", "add", "clip"),
-          note="per-tensor scale; round half to even, then saturate")
-def quantize_linear_10(ctx: LoweringContext, node: gs.Node) -> None:
-    """QuantizeLinear-10: a one-element scale and zero point (uint8 / int8)."""
-    _quantize(ctx, node, axis_allowed=False, block_allowed=False)
-
-
-@register("QuantizeLinear", versions=(13, 19), ttnn=("divide", "round", "add", "clip"),
-          note="per tensor or per axis; round half to even, then saturate")
-def quantize_linear_13(ctx: LoweringContext, node: gs.Node) -> None:
-    """QuantizeLinear-13: `axis` (per-axis scales); 19: float16 / bfloat16 inputs and float8 outputs with
-    `saturate` (float8 has no ttnn type: declined)."""
-    _quantize(ctx, node, axis_allowed=True, block_allowed=False)
-
-
-@register("QuantizeLinear", versions=(21, 23, 24, 25, 28), ttnn=("divide", "round", "add", "clip"),
-          note="per tensor, per axis or per block; int8/uint8/int16/uint16 outputs")
-def quantize_linear_21(ctx: LoweringContext, node: gs.Node) -> None:
-    """QuantizeLinear-21: `block_size` (blocked scales), `output_dtype`, int16 / uint16 / 4-bit outputs; 23:
-    `precision` (the division's precision: ours is the compute dtype), float4 outputs; 24: float8e8m0
-    scales; 25: 2-bit outputs; 28: float6 outputs.  Every type 21 on adds beyond 16-bit integers has no ttnn
-    type (declined)."""
+@register("QuantizeLinear", versions=(10, 13, 19, 21, 23, 24, 25, 28), ttnn=("divide", "round", "add", "clip"),
+          note="per tensor, per axis or per block; int8/uint8/int16/uint16 outputs; round half to even, saturate")
+def quantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
+    """QuantizeLinear-10: a one-element scale, uint8 / int8; 13: `axis` (per-axis scales; default 1); 19:
+    float16 / bfloat16 inputs, float8 outputs with `saturate`; 21: `block_size` (blocked scales; default 0,
+    none), `output_dtype` (default: the zero point's type), int16 / uint16 / 4-bit outputs; 23: `precision`
+    (the division's: ours is the compute dtype), float4; 24: float8e8m0 scales; 25: 2-bit; 28: float6 outputs.
+    Each version's new attributes keep the earlier meaning at their defaults, and every type added beyond
+    16-bit integers has no ttnn type (declined), so one rule serves them all."""
     _quantize(ctx, node, axis_allowed=True, block_allowed=True)
 
 
-@register("DequantizeLinear", versions=(10,), ttnn=("subtract", "multiply"), note="per-tensor scale")
-def dequantize_linear_10(ctx: LoweringContext, node: gs.Node) -> None:
-    """DequantizeLinear-10: a one-element scale and zero point (uint8 / int8 / int32)."""
-    _dequantize(ctx, node, axis_allowed=False, block_allowed=False)
-
-
-@register("DequantizeLinear", versions=(13, 19), ttnn=("subtract", "multiply"), note="per tensor or per axis")
-def dequantize_linear_13(ctx: LoweringContext, node: gs.Node) -> None:
-    """DequantizeLinear-13: `axis`; 19: float16 / bfloat16 scales, float8 inputs (declined)."""
-    _dequantize(ctx, node, axis_allowed=True, block_allowed=False)
-
-
-@register("DequantizeLinear", versions=(21, 23, 24, 25, 28), ttnn=("subtract", "multiply"),
-          note="per tensor, per axis or per block")
-def dequantize_linear_21(ctx: LoweringContext, node: gs.Node) -> None:
-    """DequantizeLinear-21: `block_size`, int16 / uint16 / 4-bit inputs; 23: `output_dtype`, float4; 24:
-    float8e8m0 scales; 25: 2-bit; 28: float6 inputs (sub-byte and float8 codes: declined)."""
+@register("DequantizeLinear", versions=(10, 13, 19, 21, 23, 24, 25, 28), ttnn=("subtract", "multiply"),
+          note="per tensor, per axis or per block; int8/uint8/int16/uint16/int32 inputs")
+def dequantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
+    """DequantizeLinear-10: a one-element scale, uint8 / int8 / int32; 13: `axis` (default 1); 19: float16 /
+    bfloat16 scales, float8 inputs; 21: `block_size` (default 0), int16 / uint16 / 4-bit; 23: `output_dtype`
+    (default: the scale's type), float4; 24: float8e8m0 scales; 25: 2-bit; 28: float6 inputs.  As for
+    QuantizeLinear, the defaults keep the earlier meaning and the sub-byte and float8 codes are declined."""
     _dequantize(ctx, node, axis_allowed=True, block_allowed=True)
 
 

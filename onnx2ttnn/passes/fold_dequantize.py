@@ -47,7 +47,7 @@ class FoldDequantize(Pass):
                                       f"its input {x.name!r} {_type_name(x)}")
             values = np.asarray(x.values)
             q = qparams(source, node, values.shape, scale, zero, np.dtype(_type_name(x)),
-                        axis_allowed=version >= 13, block_allowed=version >= 21)
+                        axis_allowed=True, block_allowed=True)  # (one rule serves every version)
             scales = np.asarray(scale.values, dtype=np.float32)
             value = dequantize_array(values, q, scales, np.asarray(zero.values) if zero is not None else None)
             out = node.outputs[0]
