@@ -117,13 +117,16 @@ QUANT_OPSET = 13  # per-channel QuantizeLinear / DequantizeLinear (`axis`) need 
 
 def _upgraded(path: str, target: str) -> str:
     """The model at opset QUANT_OPSET and IR version 7 at least (older files, such as the onnx light models
-    of 2017, list every initializer as a graph input and predate per-channel quantization), else `path`."""
+    of 2017, list every initializer as a graph input and predate per-channel quantization), in one file (the
+    exporter's external data inlined), else `path`."""
     import onnx
     from onnx import version_converter
 
-    model = onnx.load(path)
+    external = any(t.data_location == onnx.TensorProto.EXTERNAL
+                   for t in onnx.load(path, load_external_data=False).graph.initializer)
+    model = onnx.load(path)  # (external data read in: quant_pre_process copies the file alone)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), QUANT_OPSET)
-    if opset >= QUANT_OPSET and model.ir_version >= 7:
+    if opset >= QUANT_OPSET and model.ir_version >= 7 and not external:
         return path
     if opset < QUANT_OPSET:
         model = version_converter.convert_version(model, QUANT_OPSET)
@@ -143,7 +146,10 @@ def quantized(entry: zoo.ZooModel, size: str, exporter: str, log=print) -> str:
                                           quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    base = export(zoo.get(entry.base), size, exporter, log)
+    source = zoo.get(entry.base)
+    if source.kind == "transformers" and exporter not in source.exporters:
+        exporter = source.exporters[0]  # (a quantized entry has no exporter of its own: its base's first)
+    base = export(source, size, exporter, log)
     with open(base, "rb") as f:
         base_digest = hashlib.sha256(f.read()).hexdigest()[:12]
     key = repr((entry.name, entry.quantization, base_digest, CALIBRATION_SAMPLES, onnxruntime.__version__))

@@ -177,7 +177,8 @@ MODELS: list[ZooModel] = [
       for base, title, mode, ci in (
           ("mlp", "MLP", "qdq", True), ("mlp", "MLP", "dynamic", True),
           ("cnn", "small CNN", "qdq", True), ("cnn", "small CNN", "dynamic", True),
-          ("light_resnet50", "ResNet-50 (onnx light)", "qdq", True))],
+          ("light_resnet50", "ResNet-50 (onnx light)", "qdq", True),
+          ("bert", "BERT-base", "qdq", True), ("bert", "BERT-base", "dynamic", True))],
 ]
 
 BY_NAME = {m.name: m for m in MODELS}

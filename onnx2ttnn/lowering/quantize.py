@@ -36,7 +36,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.eltwise import intermediate, ranked_operand
-from onnx2ttnn.lowering.registry import lookup, register
+from onnx2ttnn.lowering.registry import FUSED_DOMAIN, lookup, register
 
 # the integer types a quantized tensor may have, per op (float8 / 4-bit / 2-bit codes have no ttnn type)
 QUANT_TYPES = ("int8", "uint8", "int16", "uint16")
@@ -233,7 +233,8 @@ def dequantize_array(x: np.ndarray, q: QParams, scale: np.ndarray, zero: Optiona
     codes = np.asarray(x).astype(np.int64)
     if zero is not None:
         codes = codes - broadcast_param(zero, q, x.shape).astype(np.int64)
-    return (codes.astype(np.float32) * broadcast_param(scale, q, x.shape).astype(np.float32)).astype(np.float32)
+    scaled = codes.astype(np.float32) * broadcast_param(scale, q, x.shape).astype(np.float32)
+    return np.asarray(scaled, dtype=np.float32)  # (an array also for a rank-0 x: numpy makes that a scalar)
 
 
 # ---- QuantizeLinear / DequantizeLinear -----------------------------------------------------------------------
@@ -286,6 +287,22 @@ def dequantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
     (default: the scale's type), float4; 24: float8e8m0 scales; 25: 2-bit; 28: float6 inputs.  As for
     QuantizeLinear, the defaults keep the earlier meaning and the sub-byte and float8 codes are declined."""
     _dequantize(ctx, node, axis_allowed=True, block_allowed=True)
+
+
+@register("QuantizeDequantize", versions=(1,), domain=FUSED_DOMAIN, ttnn=("divide", "round", "clip", "multiply"),
+          note="fused QuantizeLinear -> DequantizeLinear: clamp(round(x / s), qmin - z, qmax - z) * s")
+def quantize_dequantize(ctx: LoweringContext, node: gs.Node) -> None:
+    """An activation's quantize-dequantize pair (fusion/quantize.py): the value onnxruntime computes, in x's
+    form."""
+    x, scale = node.inputs[:2]
+    s = float(np.asarray(ctx.require_constant(scale, "QuantizeDequantize scale"), dtype=np.float32).reshape(-1)[0])
+    out = node.outputs[0]
+    var, form = ctx.value_with_form(x)
+    y = ctx.op("divide", [var], var.shape, name=out.name + "_scaled", input_tensor_b=s)
+    y = ctx.op("round", [y], y.shape, name=out.name + "_rounded")
+    y = ctx.op("clip", [y], y.shape, name=out.name + "_codes", min=float(node.attrs["low"]),
+               max=float(node.attrs["high"]))
+    ctx.bind(out, ctx.op("multiply", [y], y.shape, name=out.name, input_tensor_b=s), form)
 
 
 # ---- operator format: QLinearMatMul, QLinearConv, MatMulInteger, ConvInteger, DynamicQuantizeLinear ---------
