@@ -178,6 +178,8 @@ MODELS: list[ZooModel] = [
           ("mlp", "MLP", "qdq", True), ("mlp", "MLP", "dynamic", True),
           ("cnn", "small CNN", "qdq", True), ("cnn", "small CNN", "dynamic", True),
           ("light_resnet50", "ResNet-50 (onnx light)", "qdq", True),
+          ("mobilenet_v2", "MobileNetV2", "qdq", True), ("mobilenet_v2", "MobileNetV2", "dynamic", True),
+          ("vit", "ViT-B/16", "qdq", True), ("vit", "ViT-B/16", "dynamic", True),
           ("bert", "BERT-base", "qdq", True), ("bert", "BERT-base", "dynamic", True))],
 ]
 
