@@ -8,11 +8,11 @@ import numpy as np
 
 from onnx2ttnn.lowering.context import LoweringContext
 
-BFP8_FACE = 16  # bfloat8_b shares one exponent per 16 values along the last dim (docs/ttnn-facts.md §9)
+BFP8_FACE = 16  # bfloat8_b shares one exponent per 16 values along the last dim (docs/design.md §3.2)
 # A dequantized weight goes to the device as bfloat8_b when that moves its values by less than this fraction
 # of their own quantization step (each value's error over its scale, root mean square over the tensor), i.e.
-# when the block-float weight still tells the int8 codes apart on average; else it stays bfloat16.  A judgement, not a measurement: it keeps
-# the program's weights within the quantized model's own resolution.
+# when the block-float weight still tells the int8 codes apart on average; else it stays bfloat16.  A
+# judgement, not a measurement: it keeps the program's weights within the quantized model's own resolution.
 BFP8_BUDGET = 0.5
 
 

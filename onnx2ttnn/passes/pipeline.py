@@ -36,7 +36,7 @@ def build_pipeline() -> list[Pass]:
         FoldConstants(),      # shape arithmetic and constant subgraphs become constants
         RemoveIdentities(),   # no-op nodes out of the way of the pattern matcher
         # ONNX -> ttnn
-        FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation
+        FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation, Q->DQ pairs
         LowerToTTNN(),        # registry rules; all unsupported ops reported at once
         SimplifyTTNN(),       # reshape chains collapse
         ReuseConvWeights(),   # conv2d prepares its weights once; later calls reuse them
