@@ -58,7 +58,10 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
     import onnx2ttnn
     from onnx2ttnn.verify import verify
 
-    transformers = entry.kind == "transformers"
+    source = zoo.get(entry.base) if entry.kind == "quantized" else entry  # (a quantized entry: its base's size)
+    transformers = source.kind == "transformers"
+    if transformers and exporter not in source.exporters:
+        exporter = source.exporters[0]
     result = ZooResult(entry.name, entry.architecture, size if transformers else "as shipped",
                        exporter if transformers else "-")
     stage = "export"
