@@ -306,6 +306,8 @@ def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: l
         if name not in expected:
             continue
         node = producers[name]
+        if np.ndim(expected[name]) == 0 and np.size(value) == 1:  # a rank-0 value is [1] on the device
+            value = np.reshape(value, ())
         score = pcc(value, expected[name]) if np.shape(value) == np.shape(expected[name]) else 0.0
         report.per_op.append((name, node.name, score))
         if score < threshold and report.first_divergent is None:

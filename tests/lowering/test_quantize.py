@@ -189,3 +189,14 @@ def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
     plain = _model([nodes[1]], [V("x", F, [1, 16, 8, 8])], [V("y", F, [1, 32, 8, 8])],
                    [_const("wd", (w * np.float32(0.02)).astype(np.float32))])
     assert weight_bytes(convert(plain)) == 4 * w.size
+
+
+def test_per_op_compares_dynamic_quantize_linears_rank_0_scale():
+    """y_scale and y_zero_point are rank 0 in ONNX and [1] on the device: --per-op compares them as equals."""
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dql")
+    mul = helper.make_node("Mul", ["s", "two"], ["s2"], name="mul")
+    model = _model([node, mul], [V("x", F, [1, 3, 8, 8])], [V("y", U8, [1, 3, 8, 8]), V("s2", F, [])],
+                   [_const("two", np.float32(2.0))], opset=11)
+    report = verify(model, conversion=convert(model, dtype="fp32", probes=True), per_op=True)
+    assert report.passed and report.first_divergent is None, report.per_op
+    assert ("s", "dql", 1.0) in report.per_op
