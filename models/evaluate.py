@@ -58,7 +58,10 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
     import onnx2ttnn
     from onnx2ttnn.verify import verify
 
-    exported = entry.exported
+    source = zoo.get(entry.base) if entry.kind == "quantized" else entry  # (a quantized entry: its base's size)
+    exported = source.exported
+    if exported and exporter not in source.exporters:
+        exporter = source.exporters[0]
     result = ZooResult(entry.name, entry.architecture, size if exported else "as shipped",
                        exporter if exported else "-")
     stage = "export"

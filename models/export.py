@@ -59,6 +59,8 @@ class _Outputs:
 
 def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", log=print) -> str:
     """The path of the entry's ONNX export (built now if it is not cached)."""
+    if entry.kind == "quantized":
+        return quantized(entry, size, exporter, log)
     if not entry.exported:
         return entry.path
     folder = cache_dir(entry, size, exporter)
@@ -88,6 +90,105 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     log(f"exported {entry.name} ({size}, {exporter}) in {time.time() - start:.1f} s -> {path}")
+    return path
+
+
+CALIBRATION_SAMPLES = 4
+
+
+def _calibration_inputs(path: str, count: int) -> list[dict]:
+    """Seeded random inputs for every graph input of the model (static shapes: the zoo's bases have them)."""
+    import numpy as np
+    import onnx
+
+    model = onnx.load(path, load_external_data=False)
+    rng = np.random.default_rng(zoo.SEED)
+    init = {t.name for t in model.graph.initializer}
+    specs = []
+    for vi in model.graph.input:
+        if vi.name in init:
+            continue
+        shape = [d.dim_value if d.dim_value > 0 else 1 for d in vi.type.tensor_type.shape.dim]
+        specs.append((vi.name, shape, onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)))
+    return [{name: rng.standard_normal(shape).astype(dtype) for name, shape, dtype in specs} for _ in range(count)]
+
+
+QUANT_OPSET = 13  # per-channel QuantizeLinear / DequantizeLinear (`axis`) need opset 13
+
+
+def _upgraded(path: str, target: str) -> str:
+    """The model at opset QUANT_OPSET and IR version 7 at least (older files, such as the onnx light models
+    of 2017, list every initializer as a graph input and predate per-channel quantization), in one file (the
+    exporter's external data inlined), else `path`."""
+    import onnx
+    from onnx import version_converter
+
+    external = any(t.data_location == onnx.TensorProto.EXTERNAL
+                   for t in onnx.load(path, load_external_data=False).graph.initializer)
+    model = onnx.load(path)  # (external data read in: quant_pre_process copies the file alone)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), QUANT_OPSET)
+    if opset >= QUANT_OPSET and model.ir_version >= 7 and not external:
+        return path
+    if opset < QUANT_OPSET:
+        model = version_converter.convert_version(model, QUANT_OPSET)
+    model.ir_version = max(model.ir_version, 7)
+    initializers = {t.name for t in model.graph.initializer}
+    kept = [vi for vi in model.graph.input if vi.name not in initializers]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    onnx.save(model, target)
+    return target
+
+
+def quantized(entry: zoo.ZooModel, size: str, exporter: str, log=print) -> str:
+    """The path of a `quantized` entry: its base's file quantized by onnxruntime (cached like an export)."""
+    import onnxruntime
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    source = zoo.get(entry.base)
+    if source.kind == "transformers" and exporter not in source.exporters:
+        exporter = source.exporters[0]  # (a quantized entry has no exporter of its own: its base's first)
+    base = export(source, size, exporter, log)
+    with open(base, "rb") as f:
+        base_digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    key = repr((entry.name, entry.quantization, base_digest, CALIBRATION_SAMPLES, onnxruntime.__version__))
+    folder = os.path.join(CACHE, f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}")
+    path = os.path.join(folder, f"{entry.name}.onnx")
+    if os.path.exists(path):
+        return path
+    start = time.time()
+    log(f"quantizing {entry.base} ({entry.quantization}) ...")
+    os.makedirs(CACHE, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{entry.name}-", dir=CACHE)
+    try:
+        prepared = os.path.join(tmp, "prepared.onnx")
+        quant_pre_process(_upgraded(base, os.path.join(tmp, "upgraded.onnx")), prepared, skip_symbolic_shape=True)
+        target = os.path.join(tmp, f"{entry.name}.onnx")
+        if entry.quantization == "qdq":
+            class Reader(CalibrationDataReader):
+                def __init__(self):
+                    self.samples = iter(_calibration_inputs(prepared, CALIBRATION_SAMPLES))
+
+                def get_next(self):
+                    return next(self.samples, None)
+
+            quantize_static(prepared, target, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        else:
+            quantize_dynamic(prepared, target, weight_type=QuantType.QInt8)
+        for scratch in ("prepared.onnx", "upgraded.onnx"):
+            if os.path.exists(os.path.join(tmp, scratch)):
+                os.remove(os.path.join(tmp, scratch))
+        if os.path.exists(folder):  # a concurrent run finished first
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log(f"quantized {entry.base} ({entry.quantization}) in {time.time() - start:.1f} s -> {path}")
     return path
 
 

@@ -8,6 +8,11 @@ Four kinds of entries:
   Each has a `reduced` config for CI and the published `full` config for the benchmark run.
 - `torch`: an architecture written in torch in models/recurrent.py (`model` names it, `reduced` / `full`
   are its keyword configs), built with seeded random weights and exported like the transformers ones.
+- `quantized`: another entry (`base`) quantized by onnxruntime's own tools, as users ship int8 models:
+  `quantize_static` in the QDQ format (int8 weights per channel, uint8 activations per tensor, int32
+  biases, calibrated on seeded random inputs) or `quantize_dynamic` (int8 weights; DynamicQuantizeLinear,
+  MatMulInteger / ConvInteger at run time), after onnxruntime's `quant_pre_process`.  It is verified
+  against onnxruntime running the quantized file.
 
 This module only describes models and builds the transformers ones on demand (models/export.py caches the
 exports); it imports torch and transformers lazily.
@@ -34,7 +39,7 @@ class Input:
 class ZooModel:
     name: str  # unique, used in file names and test ids
     architecture: str  # what the docs table shows
-    kind: str  # "example" | "onnx-light" | "transformers" | "torch"
+    kind: str  # "example" | "onnx-light" | "transformers" | "torch" | "quantized"
     path: str = ""  # example / onnx-light: the ONNX file
     config: str = ""  # transformers: config class name
     model: str = ""  # transformers: model class name
@@ -44,6 +49,8 @@ class ZooModel:
     outputs: tuple[str, ...] = ()  # names given to the exported outputs
     exporters: tuple[str, ...] = ("dynamo",)
     ci: bool = True  # run in the default test run (False: only with the full-size flag)
+    base: str = ""  # quantized: the entry quantized
+    quantization: str = ""  # quantized: "qdq" (quantize_static, QDQ format) | "dynamic" (quantize_dynamic)
 
     @property
     def exported(self) -> bool:
@@ -198,6 +205,16 @@ MODELS: list[ZooModel] = [
         ("inception_v2", "Inception v2 (onnx light)", True), ("densenet121", "DenseNet-121 (onnx light)", True),
         ("bvlc_alexnet", "AlexNet (onnx light)", True), ("zfnet512", "ZFNet-512 (onnx light)", True),
         ("vgg19", "VGG-19 (onnx light)", False))],
+    # --- quantized by onnxruntime.quantization ---
+    *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
+               base=base, quantization=mode, ci=ci)
+      for base, title, mode, ci in (
+          ("mlp", "MLP", "qdq", True), ("mlp", "MLP", "dynamic", True),
+          ("cnn", "small CNN", "qdq", True), ("cnn", "small CNN", "dynamic", True),
+          ("light_resnet50", "ResNet-50 (onnx light)", "qdq", True),
+          ("mobilenet_v2", "MobileNetV2", "qdq", True), ("mobilenet_v2", "MobileNetV2", "dynamic", True),
+          ("vit", "ViT-B/16", "qdq", True), ("vit", "ViT-B/16", "dynamic", True),
+          ("bert", "BERT-base", "qdq", True), ("bert", "BERT-base", "dynamic", True))],
 ]
 
 BY_NAME = {m.name: m for m in MODELS}

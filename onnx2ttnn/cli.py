@@ -183,8 +183,24 @@ def summary(result, program: str, weights: str) -> str:
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
         *region_lines(result.region_summaries()),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
+        *_quantized_line(result.quantized_weights()),
         f"time: {times}",
     ]))
+
+
+def _quantized_line(weights: dict) -> list[str]:
+    """The summary line of the weights a DequantizeLinear folded into: how many go to the device as
+    bfloat8_b, and which do not and why (the first three of each device dtype)."""
+    if not weights:
+        return []
+    block = sum(1 for dtype, _ in weights.values() if dtype == "bfp8")
+    others: dict[str, list[str]] = {}
+    for name, (dtype, why) in weights.items():
+        if dtype != "bfp8":
+            others.setdefault(dtype, []).append(f"{name}: {why}")
+    parts = [f"{len(items)} as {dtype} ({'; '.join(items[:3])}{'; ...' if len(items) > 3 else ''})"
+             for dtype, items in others.items()]
+    return [f"quantized weights: {len(weights)}, {block} as bfloat8_b" + "".join(f"; {p}" for p in parts)]
 
 
 @main.command()

@@ -54,6 +54,10 @@ class Conversion:
         """The host regions (fallback/regions.py summary): index, nodes (name, op), inputs, outputs."""
         return list(self.module.notes.get("lower-to-ttnn", {}).get("host_regions", []))
 
+    def quantized_weights(self) -> dict[str, tuple[str, str]]:
+        """Dequantized weight -> (its device dtype: bfp8, bf16 or f32, why when not bfp8)."""
+        return dict(self.module.notes.get("lower-to-ttnn", {}).get("quantized_weights", {}))
+
     def weight_bytes(self) -> int:
         return sum(a.nbytes for a in self.program.weights.values())
 

@@ -337,6 +337,8 @@ def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: l
         if name not in expected:
             continue
         node = producers[name]
+        if np.ndim(expected[name]) == 0 and np.size(value) == 1:  # a rank-0 value is [1] on the device
+            value = np.reshape(value, ())
         if is_exact(expected[name]):
             score = 1.0 if compare(name, value, expected[name], threshold).passed else 0.0
         else:

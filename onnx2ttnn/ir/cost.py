@@ -4,7 +4,9 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
 - bytes: each device input is read once and each output written once, in the buffer its layout names (a
   weight is read once per call that uses it; views and deallocations move nothing; conv weights, prepared
   on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
-  reads of their float32 bytes, as ttnn prepares them, on every call);
+  reads of their float32 bytes, as ttnn prepares them, on every call, or of their bfloat8_b tiles
+  ([KH*KW*IC/groups, OC] tile-padded, 1088 B a tile) when the conv's Conv2dConfig asks weights_dtype
+  bfloat8_b);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak, other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
@@ -25,7 +27,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.device import DeviceSpec
-from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.ir.graph import TTNNCall, layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import Cost, OpFacts, OpInfo, OpNames, op_info
@@ -96,11 +98,24 @@ def is_param_upload(node: gs.Node) -> bool:
     return node.op == "from_torch" and bool(node.attrs.get("_param"))
 
 
-def _bytes(tensor: gs.Tensor, layout: TTNNLayout) -> int:
+def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = None) -> int:
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
+    if reader is not None and _prepares_bfp8(reader) and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
+        oc, per_group, kh, kw = (int(d) for d in tensor.shape)
+        rows, cols = -(-(kh * kw * per_group) // 32), -(-oc // 32)
+        return rows * cols * BFP8_TILE_BYTES
     # a conv's host weight: ttnn prepares it as FLOAT32 on the device (probes/results/conv_reuse.txt)
     return 4 * math.prod(int(d) for d in tensor.shape)
+
+
+BFP8_TILE_BYTES = 1088  # docs/design.md §3.4
+
+
+def _prepares_bfp8(node: gs.Node) -> bool:
+    """Whether a conv prepares its weights as bfloat8_b (Conv2dConfig(weights_dtype=ttnn.bfloat8_b))."""
+    config = node.attrs.get("conv_config")
+    return isinstance(config, TTNNCall) and str(config.kwargs.get("weights_dtype", "")) == "bfloat8_b"
 
 
 def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
@@ -117,7 +132,7 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
         layout = layouts(tensor)
         if layout is None or (not layout.on_device and node.op in ("from_torch",)):
             continue  # the host side of an upload
-        _account(cost, layout, _bytes(tensor, layout), read=True)
+        _account(cost, layout, _bytes(tensor, layout, node), read=True)
     out_layout = None
     for tensor in node.outputs:
         layout = layouts(tensor)
@@ -218,5 +233,5 @@ def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
             producer = tensor.inputs[0] if tensor.inputs else None
             layout = layouts(tensor)
             if producer is not None and is_param_upload(producer) and layout is not None:
-                weights[id(tensor)] = _bytes(tensor, layout)
+                weights[id(tensor)] = _bytes(tensor, layout, node)
     return total + sum(weights.values())

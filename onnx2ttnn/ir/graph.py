@@ -83,6 +83,9 @@ class Module:
     notes: dict = field(default_factory=dict)  # pass -> summary numbers for the CLI
     passes_run: list[str] = field(default_factory=list)  # in order (the IR verifier checks their contracts)
     regions: list[bytes] = field(default_factory=list)  # host region k's ONNX model (fallback/regions.py)
+    # constant weights fold-dequantize computed from a DequantizeLinear: name -> their quantization steps (the
+    # scale, broadcastable to the weight), what lowering weighs a bfloat8_b upload's rounding against
+    dequantized: dict = field(default_factory=dict)
 
 
 def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:

@@ -7,3 +7,4 @@ from onnx2ttnn.lowering import pad  # noqa: F401  (Pad)
 from onnx2ttnn.lowering import control_flow  # noqa: F401  (If, Loop, Scan: declined when not rewritten)
 from onnx2ttnn.lowering import recurrent  # noqa: F401  (LSTM, GRU, RNN)
 from onnx2ttnn.lowering.registry import all_rules, lookup, lowering_versions, register  # noqa: F401
+from onnx2ttnn.lowering import quantize  # noqa: F401  (QDQ and operator-format quantization, after matmul/conv)

@@ -84,6 +84,8 @@ class LoweringContext:
         self._host: dict[str, tuple[gs.Variable, str]] = {}  # values a fallback left on the host (+ source)
         self._undo: list[tuple[dict, object, object]] = []  # (table, key, previous value or _MISSING)
         self._counts: dict[str, int] = {}  # model-wide budgets the rules draw on (lowering/recurrent.py)
+        self.dequantized: dict[str, np.ndarray] = {}  # Module.dequantized: folded weights -> quantization steps
+        self.weight_dtypes: dict[str, tuple[str, str]] = {}  # dequantized weight -> (device dtype, why)
 
     # --- declining and rolling back ------------------------------------------------------------
     def decline(self, reason: str) -> None:
@@ -296,8 +298,10 @@ class LoweringContext:
             return var
         return self.op("typecast", [var], var.shape, name=name, dtype=INDEX, _dtype="i32")
 
-    def param(self, array: np.ndarray, name: str, *, key: object = None, host: bool = False) -> gs.Variable:
-        """A model weight uploaded once by load_parameters (kept on the host when `host`)."""
+    def param(self, array: np.ndarray, name: str, *, key: object = None, host: bool = False,
+              dtype: Optional[str] = None) -> gs.Variable:
+        """A model weight uploaded once by load_parameters (kept on the host when `host`; in layout dtype
+        `dtype`, e.g. "bfp8", instead of the one assign-layouts would choose)."""
         key = key if key is not None else (name, id(array))
         if key in self._params:
             return self._params[key]
@@ -311,13 +315,17 @@ class LoweringContext:
         pname = self._param_names.create(name)
         const = gs.Constant(pname, array)
         out = gs.Variable(pname, dtype=array.dtype, shape=list(array.shape) or [1])
-        node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None)
+        node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None, _dtype=dtype)
         self.nodes.append(node)
         self._set(self._params, key, out)
         return out
 
-    def float_param(self, array: np.ndarray, name: str, key: object = None) -> gs.Variable:
-        return self.param(np.asarray(array, dtype=np.float32), name, key=key)
+    def note_weight_dtype(self, name: str, dtype: str, why: str) -> None:
+        """Record the device dtype a dequantized weight is uploaded in, and why (undone by a rollback)."""
+        self._set(self.weight_dtypes, name, (dtype, why))
+
+    def float_param(self, array: np.ndarray, name: str, key: object = None, dtype: Optional[str] = None) -> gs.Variable:
+        return self.param(np.asarray(array, dtype=np.float32), name, key=key, dtype=dtype)
 
 
 def _reshape_to(device_shape, onnx_shape, nhwc) -> Optional[tuple[int, ...]]:

@@ -16,6 +16,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.graph import DEVICE, TTNNCall, TTNNRef
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.pool import window_pads
+from onnx2ttnn.lowering.weight_dtype import weight_dtype
 from onnx2ttnn.lowering.registry import register
 
 ACTIVATIONS = {"relu": "RELU", "relu6": "RELU6"}
@@ -80,11 +81,14 @@ def _bias(ctx: LoweringContext, node: gs.Node, what: str, channels: int):
     return None
 
 
-def _conv_config(activation: str):
-    if not activation:
-        return None
-    return TTNNCall("Conv2dConfig", activation=TTNNCall("UnaryWithParam",
-                                                        TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}")))
+def _conv_config(activation: str, weights_dtype: str | None = None):
+    """conv2d's Conv2dConfig: a fused activation, and bfloat8_b prepared weights for a dequantized weight."""
+    args = {}
+    if weights_dtype == "bfp8":
+        args["weights_dtype"] = TTNNRef("bfloat8_b")
+    if activation:
+        args["activation"] = TTNNCall("UnaryWithParam", TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}"))
+    return TTNNCall("Conv2dConfig", **args) if args else None
 
 
 def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> None:
@@ -101,13 +105,18 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     out = node.outputs[0]
     out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else int(out.shape[2]), int(out.shape[-1]), int(oc))
     inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
+    # prepared weights are [KH*KW*IC/groups, OC] on the device: bfloat8_b groups run along the out channels
+    prepared = np.asarray(weight).reshape(int(oc), -1).T
+    steps = np.asarray(ctx.dequantized.get(node.inputs[1].name, 1.0))
+    steps = steps.reshape(int(oc), -1).T if steps.ndim == weight.ndim else steps  # per out channel: a row
+    weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared, steps)
     bias = _bias(ctx, node, "Conv", int(oc))
     if bias is not None:
         inputs.append(bias)
     y = ctx.op("conv2d", inputs, out_form.flat_shape, name=out.name, device=DEVICE,
                in_channels=form.c, out_channels=int(oc), batch_size=form.n, input_height=form.h,
                input_width=form.w, kernel_size=(int(kh), int(kw)), stride=strides, padding=_padding(pads),
-               dilation=dilations, groups=groups, conv_config=_conv_config(activation))
+               dilation=dilations, groups=groups, conv_config=_conv_config(activation, weights_dtype))
     _bind_output(ctx, out, y, out_form)
 
 

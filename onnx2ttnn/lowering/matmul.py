@@ -7,6 +7,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
+from onnx2ttnn.lowering.weight_dtype import weight_dtype
 
 
 def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bias=None) -> None:
@@ -17,7 +18,7 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     if len(a_shape) == 1:  # [K] @ [K, N]: treat as [1, K]
         x = ctx.op("reshape", [x], (1, a_shape[0]), name=a.name + "_row", shape=(1, a_shape[0]))
     if wb is not None and wb.ndim == 2:
-        w = ctx.float_param(wb, b.name, key=(b.name, "weight"))
+        w = ctx.float_param(wb, b.name, key=(b.name, "weight"), dtype=weight_dtype(ctx, b.name, wb))
         inputs = [x, w]
         if bias is not None:
             inputs.append(ctx.float_param(np.asarray(bias).reshape(1, -1), out.name + "_bias",
@@ -98,6 +99,9 @@ def gemm(ctx: LoweringContext, node: gs.Node) -> None:
         w = wb.T if node.attrs.get("transB", 0) else wb
         w = alpha * w if alpha != 1.0 else w  # alpha 1: the model's own weight, not a scaled copy of it
         w = gs.Constant(b.name + ("_t" if node.attrs.get("transB", 0) else ""), np.asarray(w, dtype=np.float32))
+        if b.name in ctx.dequantized:  # the transposed or scaled copy of a dequantized weight is one too
+            steps = np.asarray(ctx.dequantized[b.name])
+            ctx.dequantized[w.name] = (steps.T if node.attrs.get("transB", 0) else steps) * abs(alpha)
         full_bias = None if bias is None else np.broadcast_to(beta * bias.reshape(-1), (out.shape[-1],))
         _matmul(ctx, a, w, out, bias=full_bias)
         return

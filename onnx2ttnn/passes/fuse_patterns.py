@@ -1,7 +1,8 @@
 """fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, rms-norm, matmul+add.
 
-Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, RMSNorm, Linear; a folded Conv)
-in place of the patterns; the reasons rules rejected near-matches go to the pass notes.
+Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, RMSNorm, Linear,
+QuantizeDequantize for an activation's QuantizeLinear -> DequantizeLinear pair; a folded Conv) in place of the
+patterns; the reasons rules rejected near-matches go to the pass notes.
 Before: `y = Add(MatMul(x, W), b)`; after: `y = onnx2ttnn.Linear(x, W, b)`.
 """
 from __future__ import annotations

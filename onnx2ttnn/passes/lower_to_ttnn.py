@@ -59,7 +59,8 @@ class LowerToTTNN(Pass):
                                 name=graph.name)
         module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes),
                                    "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
-                                   "host_regions": lowered.regions}
+                                   "host_regions": lowered.regions,
+                                   "quantized_weights": dict(sorted(lctx.weight_dtypes.items()))}
 
     def _lower(self, module: Module, ctx: PassContext, bfloat16: set[str], opsets: dict[str, int], items: list,
                region_of: dict[int, Region]) -> "_Lowered":
@@ -70,6 +71,7 @@ class LowerToTTNN(Pass):
         use_fallback = ctx.options.fallback
         lctx = LoweringContext(ctx.options.dtype)
         lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
+        lctx.dequantized = dict(module.dequantized)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

@@ -9,6 +9,7 @@ from onnx2ttnn.passes.assign_layouts import AssignLayouts
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
 from onnx2ttnn.passes.fold_constants import FoldConstants
+from onnx2ttnn.passes.fold_dequantize import FoldDequantize
 from onnx2ttnn.passes.fuse_patterns import FusePatterns
 from onnx2ttnn.passes.insert_deallocs import InsertDeallocs
 from onnx2ttnn.passes.insert_moves import InsertMoves
@@ -32,10 +33,11 @@ def build_pipeline() -> list[Pass]:
     """The passes in order, phase by phase."""
     return [
         # clean up what the exporter wrote
+        FoldDequantize(),     # quantized weights (DequantizeLinear of constants) become float weights
         FoldConstants(),      # shape arithmetic and constant subgraphs become constants
         RemoveIdentities(),   # no-op nodes out of the way of the pattern matcher
         # ONNX -> ttnn
-        FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation
+        FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation, Q->DQ pairs
         LowerToTTNN(),        # registry rules; all unsupported ops reported at once
         SimplifyTTNN(),       # reshape chains collapse
         ReuseConvWeights(),   # conv2d prepares its weights once; later calls reuse them

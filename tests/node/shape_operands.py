@@ -15,7 +15,9 @@ PARAMETER_OPERANDS are bound the same way, for a second reason: they are a layer
 exporter writes as initializers, and which ttnn wants prepared once on the host before the program runs
 (conv2d and conv_transpose2d take host weights and prepare them; norms take tile-layout parameters;
 recurrent ops transpose and join their weights once, so that one matmul projects every time step).
-The computation itself still runs on the case's runtime data input.
+Quantization parameters (scales, zero points, and the quantized weights of QLinearConv / ConvInteger) are
+bound for the first reason too: calibration fixes them, and onnxruntime's quantizers write them as
+initializers.  The computation itself still runs on the case's runtime data input.
 
 An expanded case (the op's function body written out as nodes) has the inputs of its base op's case, by
 name; it binds the same operands the base case binds, as a model exported from the op would.
@@ -60,6 +62,14 @@ PARAMETER_OPERANDS: dict[str, tuple[int, ...]] = {
     "LSTM": (1, 2, 3, 7),  # W, R, B, P (peepholes)
     "GRU": (1, 2, 3),  # W, R, B
     "RNN": (1, 2, 3),  # W, R, B
+    # quantization parameters: calibrated scales and zero points (and the quantized weights and biases of
+    # the operator-format ops), which quantizers write as initializers
+    "QuantizeLinear": (1, 2),  # y_scale, y_zero_point
+    "DequantizeLinear": (1, 2),  # x_scale, x_zero_point
+    "QLinearMatMul": (1, 2, 4, 5, 6, 7),  # a_scale, a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point
+    "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),  # x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zp, B
+    "MatMulInteger": (2, 3),  # a_zero_point, b_zero_point
+    "ConvInteger": (1, 2, 3),  # w, x_zero_point, w_zero_point
 }
 
 

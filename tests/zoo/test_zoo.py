@@ -37,3 +37,34 @@ def test_the_zoo_has_what_the_issue_asks():
     architectures = {e.architecture for e in zoo.MODELS if e.ci}
     assert len(architectures) >= 20
     assert all(e.full or e.kind != "transformers" or e.config for e in zoo.MODELS)
+
+
+QDQ = [e for e in zoo.MODELS if e.kind == "quantized" and e.quantization == "qdq" and e.ci]
+
+
+@pytest.mark.parametrize("entry", QDQ, ids=[e.name for e in QDQ])
+def test_qdq_models_run_on_the_device_with_block_float_weights(entry):
+    """A QDQ model: no host node, its weights dequantized on import and mostly uploaded as bfloat8_b (the rest
+    in bf16, each with its reason in the summary: per-channel conv weights whose bfloat8_b groups, which run
+    along the out channels, mix scales too far apart; MobileNetV2's depthwise convs are the worst, 33 of 52)."""
+    import onnx2ttnn
+    from models import export
+
+    conversion = onnx2ttnn.convert(export.export(entry, "reduced", "-", log=lambda line: None))
+    assert conversion.fallback_counts() == {}
+    weights = conversion.quantized_weights()
+    block = [name for name, (dtype, _) in weights.items() if dtype == "bfp8"]
+    assert weights and len(block) >= 0.6 * len(weights), weights
+    assert all(why for dtype, why in weights.values() if dtype != "bfp8")
+
+
+def test_a_qdq_resnet_reads_at_most_0_6_of_the_float_models_dram_bytes():
+    """`report`'s DRAM bytes per forward of the QDQ ResNet-50 against the float file it was quantized from."""
+    import onnx2ttnn
+    from models import export
+    from onnx2ttnn.report import placement_report
+
+    entry = zoo.get("light_resnet50_qdq")
+    quantized = placement_report(onnx2ttnn.convert(export.export(entry, "reduced", "-", log=lambda line: None)))
+    original = placement_report(onnx2ttnn.convert(zoo.get(entry.base).path))
+    assert quantized.dram_bytes <= 0.6 * original.dram_bytes, (quantized.dram_bytes, original.dram_bytes)
