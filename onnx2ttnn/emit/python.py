@@ -18,6 +18,7 @@ from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
 from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
 from onnx2ttnn.ir.graph import Module, argument_attrs
+from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, op_info
@@ -103,6 +104,12 @@ class PythonEmitter:
         self.names = Namespace(reserved=tuple(defined_names(self.helpers)))
         self._tensor_names: dict[int, str] = {}
         self.weights: dict[str, np.ndarray] = {}
+        # one program-level name per distinct compute kernel config, in order of first use
+        self.kernel_configs: dict[KernelConfig, str] = {}
+        for node in module.graph.nodes:
+            for value in node.attrs.values():
+                if isinstance(value, KernelConfig) and value not in self.kernel_configs:
+                    self.kernel_configs[value] = self.names.create(value.identifier)
 
     # --- names ---------------------------------------------------------------------------------
     def name(self, tensor: gs.Tensor) -> str:
@@ -149,7 +156,8 @@ class PythonEmitter:
         for param in info.positional_attrs:
             if param in attrs:
                 args.append(literal(attrs.pop(param)))
-        args += [f"{k}={literal(v)}" for k, v in attrs.items()]
+        args += [f"{k}={self.kernel_configs[v] if isinstance(v, KernelConfig) else literal(v)}"
+                 for k, v in attrs.items()]
         return f"ttnn.{node.op}({', '.join(args)})"
 
     def host_call(self, node: gs.Node) -> str:
@@ -201,6 +209,7 @@ class PythonEmitter:
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
+        program_template.kernel_configs(w, self.kernel_configs)
         if self.helpers:
             w.line("# Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.")
             w.line()

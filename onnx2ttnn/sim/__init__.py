@@ -8,11 +8,13 @@ against the API manifest).  Simulator-only controls live in `onnx2ttnn.sim.runti
 What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b block floats,
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
-shard validation, and each op's layout/dtype requirements.  What is not: kernels' exact arithmetic
-(accumulation order, math fidelity, approximations), circular-buffer memory of ops, program caches.
+shard validation, each op's layout/dtype requirements, and what a compute kernel config's math fidelity and
+destination accumulation do to a matmul or conv (sim/_fidelity.py).  What is not: kernels' exact arithmetic
+(accumulation order, approximations), circular-buffer memory of ops, program caches.
 """
 from ._activation import UnaryOpType, UnaryWithParam
 from ._device import Device
+from ._fidelity import MathFidelity, ThrottleLevel, WormholeComputeKernelConfig
 from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_HEIGHT_SHARDED_MEMORY_CONFIG,
                          L1_MEMORY_CONFIG, L1_WIDTH_SHARDED_MEMORY_CONFIG, CoreCoord, CoreGrid, CoreRange,
                          CoreRangeSet, MemoryConfig, ShardSpec, create_sharded_memory_config)

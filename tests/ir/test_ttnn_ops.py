@@ -22,9 +22,11 @@ def test_op_exists_with_its_parameters(name):
     signatures = _signatures(name)
     assert signatures, f"ttnn.{name} is not in the manifest"
     wanted = set(info.inputs) | set(info.positional_attrs) | set(info.layout_arguments)
-    for argument in ("memory_config", "slice_config", "compute_kernel_config", "program_config"):
+    for argument in ("memory_config", "slice_config", "program_config"):
         if getattr(info, argument):
             wanted.add(argument)
+    if info.kernel_config is not None:
+        wanted.add(info.kernel_config)
     if info.comparison:
         wanted.add("dtype")  # decompose-layouts asks for the mask's dtype when it is not input a's
     assert any(wanted <= _split_params(sig)[1] for sig in signatures), f"ttnn.{name} lacks one of {wanted}"
