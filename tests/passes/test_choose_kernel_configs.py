@@ -130,3 +130,18 @@ def test_math_fidelity_forces_one_fidelity_and_the_program_defines_each_config_o
 def test_an_unknown_math_fidelity_is_one_conversion_error():
     with pytest.raises(ConversionError, match="unknown math fidelity 'hifi5'; choose one of auto, lofi"):
         onnx2ttnn.convert(_mlp_softmax(), math_fidelity="hifi5")
+
+
+def test_the_cli_takes_math_fidelity(tmp_path):
+    from click.testing import CliRunner
+
+    from onnx2ttnn.cli import main
+
+    model = tmp_path / "m.onnx"
+    onnx.save(_mlp_softmax(), str(model))
+    program = tmp_path / "m_ttnn.py"
+    result = CliRunner().invoke(main, ["convert", str(model), "-o", str(program), "--math-fidelity", "hifi2"])
+    assert result.exit_code == 0, result.output
+    assert "math_fidelity=ttnn.MathFidelity.HiFi2" in program.read_text()
+    result = CliRunner().invoke(main, ["convert", str(model), "-o", str(program), "--math-fidelity", "hifi5"])
+    assert result.exit_code == 2 and "hifi5" in result.output
