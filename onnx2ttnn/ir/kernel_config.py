@@ -32,6 +32,9 @@ FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")  # ttnn.MathFidelity members, i
 # Mantissa bits (below the hidden bit) the multipliers consume per operand over all passes of a fidelity:
 # (SrcA = a matmul's input_tensor_b, SrcB = its input_tensor_a).
 CONSUMED_BITS = {"LoFi": (4, 6), "HiFi2": (8, 6), "HiFi3": (4, 12), "HiFi4": (8, 12)}
+# Multiplier passes per fidelity: the matrix engine's throughput divides by them (the tech report: LoFi 4, HiFi2
+# 2, HiFi3 1.33, HiFi4 1 TFLOP/s per core); DeviceSpec.matrix_tflops is the HiFi4 (FP16) figure.
+PASSES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 # The fidelity the least precise operand format calls for (ir/layout.LAYOUT_DTYPES names; bfp4 = bfloat4_b).
 FIDELITY_OF_FORMAT = {"bfp4": "LoFi", "bfp8": "HiFi2", "bf16": "HiFi4", "f32": "HiFi4"}
 MATRIX, REDUCTION = "matrix", "reduction"  # the two kinds of kernels that take a config (ir/ttnn_ops kernel_config)
@@ -50,6 +53,11 @@ class KernelConfig:
     def __post_init__(self) -> None:
         if self.math_fidelity not in FIDELITIES:
             raise ValueError(f"unknown math fidelity {self.math_fidelity!r}; known: {', '.join(FIDELITIES)}")
+
+    @property
+    def matrix_speedup(self) -> float:
+        """How much faster than HiFi4 the matrix engine runs at this fidelity (the cost model, ir/cost.py)."""
+        return PASSES["HiFi4"] / PASSES[self.math_fidelity]
 
     @property
     def identifier(self) -> str:
