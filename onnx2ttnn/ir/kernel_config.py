@@ -14,8 +14,12 @@ bfloat16 activation; LoFi the 3 bits of bfloat4_b weights.
 The accumulator: HiFi3/HiFi4 calls accumulate in a float32 destination register (fp32_dest_acc_en; the
 precise configs of tt-metal's models); LoFi/HiFi2 calls, which already trade precision for speed, keep the
 Float16_b destination (twice as many tiles fit in it) and accumulate across K blocks in L1 with the packer
-(packer_l1_acc), as tt-metal's block-float matmuls do.  Softmax and the norms always accumulate in float32:
-their statistics (sums of exponentials, of squares) are where a bfloat16 accumulator loses most.
+(packer_l1_acc), as tt-metal's block-float matmuls do.  Convs keep ttnn's own default accumulation (Float16_b
+destination, no packer accumulation: tt-metal get_conv_default_compute_kernel_config), the settings the conv
+L1 needs the planner knows were measured with (tools/ttnn_mock/probes/results/conv_cb.txt); a float32
+destination or L1 accumulation would grow the conv's circular buffers beyond what was measured.  Softmax and
+the norms always accumulate in float32: their statistics (sums of exponentials, of squares) are where a
+bfloat16 accumulator loses most.
 math_approx_mode stays off: it changes only SFPU functions (exp, gelu, sqrt, ...; the tech report), none of
 which a matmul or conv without a fused activation runs; softmax and the norms run them and would lose
 precision for a speed-up the cost model does not count.
@@ -37,7 +41,8 @@ CONSUMED_BITS = {"LoFi": (4, 6), "HiFi2": (8, 6), "HiFi3": (4, 12), "HiFi4": (8,
 PASSES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 # The fidelity the least precise operand format calls for (ir/layout.LAYOUT_DTYPES names; bfp4 = bfloat4_b).
 FIDELITY_OF_FORMAT = {"bfp4": "LoFi", "bfp8": "HiFi2", "bf16": "HiFi4", "f32": "HiFi4"}
-MATRIX, REDUCTION = "matrix", "reduction"  # the two kinds of kernels that take a config (ir/ttnn_ops kernel_config)
+# the kinds of kernels that take a config (ir/ttnn_ops kernel_config; passes/choose_kernel_configs.kernel_kind)
+MATRIX, CONV, REDUCTION = "matrix", "conv", "reduction"
 
 
 @dataclass(frozen=True)
@@ -90,13 +95,15 @@ def fidelity_for(formats: Iterable[str]) -> str:
 
 
 def choose(kind: str, formats: Iterable[str], forced: Optional[str] = None) -> KernelConfig:
-    """The config of one call: `kind` MATRIX (matmul, linear, conv) or REDUCTION (softmax, norms), `formats`
+    """The config of one call: `kind` MATRIX (matmul, linear), CONV or REDUCTION (softmax, norms), `formats`
     its float operands' storage dtypes, `forced` a fidelity every call takes (--math-fidelity) or None."""
-    if kind not in (MATRIX, REDUCTION):
+    if kind not in (MATRIX, CONV, REDUCTION):
         raise ValueError(f"unknown kernel kind {kind!r}")
     fidelity = forced or fidelity_for(formats)
     if fidelity not in FIDELITIES:
         raise ValueError(f"unknown math fidelity {fidelity!r}; known: {', '.join(FIDELITIES)}")
+    if kind == CONV:
+        return KernelConfig(fidelity, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False)
     precise = kind == REDUCTION or fidelity in ("HiFi3", "HiFi4")
     return KernelConfig(fidelity, math_approx_mode=False, fp32_dest_acc_en=precise,
                         packer_l1_acc=not precise)

@@ -18,7 +18,7 @@ from typing import Iterator
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import Module, TTNNCall, layout_of
-from onnx2ttnn.ir.kernel_config import MATRIX, REDUCTION, choose, forced_fidelity
+from onnx2ttnn.ir.kernel_config import CONV, MATRIX, REDUCTION, choose, forced_fidelity
 from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 from onnx2ttnn.ir.ttnn_ops import Cost, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -45,13 +45,14 @@ class ChooseKernelConfigs(Pass):
 
 
 def kernel_kind(node: gs.Node) -> str:
-    """MATRIX for the matrix-engine products (the op table's MATRIX and CONV cost classes), else REDUCTION."""
-    return MATRIX if op_info(node.op).cost in (Cost.MATRIX, Cost.CONV) else REDUCTION
+    """MATRIX or CONV for the matrix-engine products (the op table's cost class), else REDUCTION."""
+    cost = op_info(node.op).cost
+    return MATRIX if cost == Cost.MATRIX else CONV if cost == Cost.CONV else REDUCTION
 
 
 def operand_formats(node: gs.Node) -> Iterator[str]:
     """The storage dtypes (layout names) of the operands this call multiplies."""
-    multiplied = node.inputs[:2] if kernel_kind(node) == MATRIX else node.inputs[:1]
+    multiplied = node.inputs[:1] if kernel_kind(node) == REDUCTION else node.inputs[:2]
     weights_dtype = _conv_weights_dtype(node)
     for index, tensor in enumerate(multiplied):
         if index == 1 and weights_dtype is not None:

@@ -12,7 +12,7 @@ import onnx2ttnn
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.graph import TTNNCall, TTNNRef, set_layout
 from onnx2ttnn.ir.layout import TTNNLayout
-from onnx2ttnn.ir.kernel_config import MATRIX, REDUCTION, KernelConfig, choose, fidelity_for, forced_fidelity
+from onnx2ttnn.ir.kernel_config import CONV, MATRIX, REDUCTION, KernelConfig, choose, fidelity_for, forced_fidelity
 from onnx2ttnn.ir.ttnn_ops import OPS
 from onnx2ttnn.passes.choose_kernel_configs import operand_formats
 
@@ -48,6 +48,13 @@ def test_matrix_calls_accumulate_in_fp32_at_high_fidelity_and_in_l1_at_low():
     assert choose(MATRIX, ("bf16", "bfp8")) == KernelConfig("HiFi2", False, False, True)
     assert choose(MATRIX, ("bf16", "bfp4")) == KernelConfig("LoFi", False, False, True)
     assert choose(MATRIX, ("bf16",), forced="HiFi3") == KernelConfig("HiFi3", False, True, False)
+
+
+def test_convs_keep_ttnns_default_accumulation():
+    """The conv L1 needs the planner uses were measured with a Float16_b destination and no L1 accumulation."""
+    assert choose(CONV, ("bf16", "f32")) == KernelConfig("HiFi4", False, False, False)
+    assert choose(CONV, ("bf16", "bfp8")) == KernelConfig("HiFi2", False, False, False)
+    assert choose(CONV, ("bf16", "bfp4")) == KernelConfig("LoFi", False, False, False)
 
 
 def test_reductions_always_accumulate_in_fp32():
@@ -95,12 +102,12 @@ def test_a_bfloat8_b_weight_gets_hifi2_and_l1_accumulation():
 def test_a_conv_config_weights_dtype_is_the_weight_format():
     conversion = onnx2ttnn.convert(_conv())
     conv = next(n for n in conversion.module.graph.nodes if n.op == "conv2d")
-    assert conv.attrs["compute_config"] == HIFI4  # float32 host weights, prepared as float32
+    assert conv.attrs["compute_config"] == KernelConfig("HiFi4", False, False, False)  # float32 weights
     assert "compute_kernel_config" not in conv.attrs
     conv.attrs["conv_config"] = TTNNCall("Conv2dConfig", weights_dtype=TTNNRef("bfloat8_b"))
     assert list(operand_formats(conv)) == ["bf16", "bfp8"]
     conv.attrs["conv_config"] = TTNNCall("Conv2dConfig", weights_dtype=TTNNRef("bfloat4_b"))
-    assert choose(MATRIX, operand_formats(conv)).math_fidelity == "LoFi"
+    assert choose(CONV, operand_formats(conv)).math_fidelity == "LoFi"
 
 
 def _conv() -> onnx.ModelProto:
