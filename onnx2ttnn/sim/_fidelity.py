@@ -8,8 +8,9 @@ docstring; tt-metal llk_unpack_AB_matmul, "In0 -> srcB, In1 -> srcA"; docs/ttnn-
   activation) in SrcB and input_tensor_b (the weights) in SrcA.  Modelled as truncating each operand's
   mantissa to the bits consumed (the bits no pass reads contribute nothing), then exact products.  A
   bfloat16 / bfloat8_b operand has 7 mantissa bits, so HiFi4 leaves it whole, HiFi2 whole in SrcA, LoFi cuts
-  weights to 4 bits and activations to 6.  (The 19-bit width of the source registers themselves is not
-  modelled: a float32 operand keeps the bits its fidelity consumes.)
+  weights to 4 bits and activations to 6.  Float32 operands are not modelled: they keep every bit (the real
+  FPU reads them through its 19-bit source registers, a width not cited here, so a float32 program's matmuls
+  are more precise on the simulator than on a device).
 * fp32_dest_acc_en=False: the destination register holds Float16_b, so a matmul's sum over K is rounded to
   bfloat16 after each K tile (32 values) is added; with it, the sum stays float32 (the simulator's default).
   packer_l1_acc accumulates K blocks in L1 in the same intermediate format: no further numeric effect here.
@@ -97,16 +98,18 @@ def truncate_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
     return (x.float().contiguous().view(torch.int32) & mask).view(torch.float32)
 
 
-def fidelity_operands(config, a: torch.Tensor, b: torch.Tensor):
-    """(a, b) as the multipliers see them under `config`: a in SrcB, b in SrcA (unchanged without a config)."""
+def fidelity_operands(config, a: torch.Tensor, b: torch.Tensor, a_float32: bool = False, b_float32: bool = False):
+    """(a, b) as the multipliers see them under `config`: a in SrcB, b in SrcA (unchanged without a config);
+    an operand stored as float32 (`a_float32`, `b_float32`) is left whole (not modelled)."""
     if config is None or config.math_fidelity is MathFidelity.Invalid:
         return a, b
-    bits_a_reg, bits_b_reg = CONSUMED_BITS[config.math_fidelity]  # SrcA, SrcB
-    return _consumed(a, bits_b_reg), _consumed(b, bits_a_reg)
+    bits_src_a, bits_src_b = CONSUMED_BITS[config.math_fidelity]
+    return (a if a_float32 else _consumed(a, bits_src_b)), (b if b_float32 else _consumed(b, bits_src_a))
 
 
 def _consumed(x: torch.Tensor, bits: int) -> torch.Tensor:
-    if x.dtype is torch.bfloat16 and bits >= 7:  # every bit of a bfloat16 operand is read
+    """A bfloat16-precision operand (7 mantissa bits at most) with `bits` of them read."""
+    if bits >= 7:  # every bit is read
         return x
     return truncate_mantissa(x.float(), bits)
 

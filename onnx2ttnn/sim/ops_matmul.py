@@ -43,7 +43,7 @@ def _operands(op: str, a: Tensor, b: Tensor, transpose_a: bool, transpose_b: boo
     fast = (native_bf16_gemm() and a._data.dtype is torch.bfloat16 and b._data.dtype is torch.bfloat16
             and out_dtype in _BF16_OUT and not bf16_dest(config))
     x, y = (a._data, b._data) if fast else (values(a), values(b))
-    x, y = fidelity_operands(config, x, y)
+    x, y = fidelity_operands(config, x, y, a._dtype is DataType.FLOAT32, b._dtype is DataType.FLOAT32)
     if fast and (x.dtype is not torch.bfloat16 or y.dtype is not torch.bfloat16):
         x, y = x.float(), y.float()
     if transpose_a and x.dim() >= 2:
