@@ -11,20 +11,21 @@ A matmul unpacks input_tensor_a (in0) to SrcB and input_tensor_b (in1, the weigh
 llk_unpack_AB_matmul: "In0 -> srcB, In1 -> srcA").  So HiFi4 consumes every bit of bfloat16 (7 mantissa
 bits) operands; HiFi2 every bit of bfloat8_b weights (7 mantissa bits below a shared exponent) but one of a
 bfloat16 activation; LoFi the 3 bits of bfloat4_b weights.
-The accumulator: HiFi3/HiFi4 calls accumulate in a float32 destination register (fp32_dest_acc_en; the
-precise configs of tt-metal's models); LoFi/HiFi2 calls, which already trade precision for speed, keep the
+The accumulator: matmul and linear calls at HiFi3/HiFi4 accumulate in a float32 destination register
+(fp32_dest_acc_en; the precise configs of tt-metal's models); at LoFi/HiFi2, which already trade precision
+for speed, they keep the
 Float16_b destination (twice as many tiles fit in it) and accumulate across K blocks in L1 with the packer
 (packer_l1_acc), as tt-metal's block-float matmuls do.  Convs keep ttnn's own default accumulation (Float16_b
 destination, no packer accumulation: tt-metal get_conv_default_compute_kernel_config), the settings the conv
-L1 needs the planner knows were measured with (tools/ttnn_mock/probes/results/conv_cb.txt); a float32
-destination or L1 accumulation would grow the conv's circular buffers beyond what was measured.  Softmax and
+L1 needs the planner knows were measured with (tools/ttnn_mock/probes/results/conv_cb.txt); what a float32
+destination or L1 accumulation would add to the conv's circular buffers was not measured.  Softmax and
 the norms always accumulate in float32: their statistics (sums of exponentials, of squares) are where a
 bfloat16 accumulator loses most.
 math_approx_mode stays off: it changes only SFPU functions (exp, gelu, sqrt, ...; the tech report), none of
 which a matmul or conv without a fused activation runs; softmax and the norms run them and would lose
 precision for a speed-up the cost model does not count.
 
-The simulator models what a config does to the numbers (sim/_fidelity.py); docs/ttnn-facts.md §11 holds the
+The simulator models what a config does to the numbers (sim/_fidelity.py); docs/ttnn-facts.md §15 holds the
 probed facts (tools/ttnn_mock/probes/probe_kernel_config.py).  Standard library only (like ir/ttnn_ops).
 """
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Iterable, Optional
 
 FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")  # ttnn.MathFidelity members, in order of precision
 # Mantissa bits (below the hidden bit) the multipliers consume per operand over all passes of a fidelity:
-# (SrcA = a matmul's input_tensor_b, SrcB = its input_tensor_a).
+# (SrcA = a matmul's input_tensor_b, SrcB = its input_tensor_a); the simulator's model reads them (sim/_fidelity.py).
 CONSUMED_BITS = {"LoFi": (4, 6), "HiFi2": (8, 6), "HiFi3": (4, 12), "HiFi4": (8, 12)}
 # Multiplier passes per fidelity: the matrix engine's throughput divides by them (the tech report: LoFi 4, HiFi2
 # 2, HiFi3 1.33, HiFi4 1 TFLOP/s per core); DeviceSpec.matrix_tflops is the HiFi4 (FP16) figure.

@@ -26,6 +26,8 @@ import enum
 
 import torch
 
+from onnx2ttnn.ir.kernel_config import CONSUMED_BITS as _BITS_BY_NAME
+
 
 class MathFidelity(enum.Enum):
     """ttnn.MathFidelity: multiplier passes over the operands' mantissa bits."""
@@ -49,8 +51,7 @@ class ThrottleLevel(enum.Enum):
 
 
 # mantissa bits consumed over all passes: (SrcA = input_tensor_b / weights, SrcB = input_tensor_a / activation)
-CONSUMED_BITS = {MathFidelity.LoFi: (4, 6), MathFidelity.HiFi2: (8, 6), MathFidelity.HiFi3: (4, 12),
-                 MathFidelity.HiFi4: (8, 12)}
+CONSUMED_BITS = {MathFidelity[name]: bits for name, bits in _BITS_BY_NAME.items()}
 DEST_K_TILE = 32  # values of K added to the destination register per matmul tile
 
 
