@@ -152,3 +152,18 @@ def test_the_cli_takes_math_fidelity(tmp_path):
     assert "math_fidelity=ttnn.MathFidelity.HiFi2" in program.read_text()
     result = CliRunner().invoke(main, ["convert", str(model), "-o", str(program), "--math-fidelity", "hifi5"])
     assert result.exit_code == 2 and "hifi5" in result.output
+
+
+def test_the_verifier_names_a_call_without_its_config_and_a_config_under_the_wrong_keyword():
+    from onnx2ttnn.ir.verify_ir import IRVerificationError, verify_ir
+
+    module = onnx2ttnn.convert(_mlp_softmax()).module
+    verify_ir(module, "assign-memory-configs", module.passes_run)  # as converted: holds
+    linear = next(n for n in module.graph.nodes if n.op == "linear")
+    config = linear.attrs.pop("compute_kernel_config")
+    linear.attrs["compute_config"] = config
+    with pytest.raises(IRVerificationError) as error:
+        verify_ir(module, "assign-memory-configs", module.passes_run)
+    text = str(error.value)
+    assert "[kernel-configs]" in text and "compute_kernel_config is None, not a KernelConfig" in text
+    assert "compute_config on ttnn.linear, whose entry takes compute_kernel_config" in text
