@@ -1,8 +1,8 @@
 """Compute kernel configs: the config class (its defaults, BlackholeComputeKernelConfig, the MathFidelity
 members) and every op the converter passes one to (matmul, linear, softmax, layer_norm, rms_norm: keyword
 compute_kernel_config; conv2d: compute_config) with the configs the converter emits (HiFi4 + fp32 dest
-accumulation; HiFi2 / LoFi + packer L1 accumulation) on bf16 / bfloat8_b / bfloat4_b operands, interleaved and
-height-sharded.  Run on n150 and p150.  Prints one line per step."""
+accumulation; HiFi2 / LoFi + packer L1 accumulation; for convs each fidelity with neither) on bf16 / bfloat8_b /
+bfloat4_b operands, interleaved and height-sharded.  Run on n150 and p150.  Prints one line per step."""
 from _common import *
 
 converter_ir_on_path()
@@ -65,7 +65,9 @@ def conv(cfg, wdtype=ttnn.float32, **kw):
                        input_height=16, input_width=16, compute_config=cfg, **kw)
 
 
-for cname, cfg in CONFIGS.items():
+CONV_CONFIGS = {f"{f} bf16dest": W(math_fidelity=getattr(ttnn.MathFidelity, f), math_approx_mode=False,
+                                    fp32_dest_acc_en=False, packer_l1_acc=False) for f in ("HiFi4", "HiFi2", "LoFi")}
+for cname, cfg in {**CONFIGS, **CONV_CONFIGS}.items():
     step(f"conv2d {cname}", lambda: conv(cfg))
     step(f"conv2d {cname} all-in-L1", lambda: conv(cfg, memory_config=L1, slice_config=ttnn.Conv2dL1FullSliceConfig))
     step(f"conv2d {cname} bfp8 weights", lambda: conv(cfg, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b)))
@@ -74,7 +76,7 @@ step("conv_transpose2d compute_config HiFi4", lambda: ttnn.conv_transpose2d(
                                                                                    dtype=ttnn.float32),
     in_channels=32, out_channels=16, device=d, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0),
     output_padding=(0, 0), dilation=(1, 1), groups=1, batch_size=1, input_height=8, input_width=8,
-    compute_config=CONFIGS["HiFi4 fp32acc"]))
+    compute_config=CONV_CONFIGS["HiFi4 bf16dest"]))
 step("matmul compute_kernel_config=<a MathFidelity> (wrong type)",
      lambda: ttnn.matmul(x, weights["bf16"], compute_kernel_config=ttnn.MathFidelity.LoFi))
 done(d)
