@@ -67,7 +67,7 @@ class KernelConfig:
 
     @property
     def identifier(self) -> str:
-        """The base of the program's name for it, e.g. HIFI4_FP32_ACC or LOFI_L1_ACC."""
+        """The base of the program's name for it (HIFI4_FP32_ACC, LOFI_L1_ACC; the namespace lower-cases it)."""
         parts = [self.math_fidelity.upper()]
         parts += ["APPROX"] if self.math_approx_mode else []
         parts += ["FP32_ACC"] if self.fp32_dest_acc_en else []

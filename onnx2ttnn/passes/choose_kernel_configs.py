@@ -9,7 +9,7 @@ Options.math_fidelity (auto, or one fidelity forced on every call).  Writes: tha
 ir/kernel_config.choose; the emitter defines each distinct config once at the top of the program.
 Must already hold: assign-layouts and decompose-layouts ran (operand dtypes are final).
 Before: `y = ttnn.linear(x, params['w'])` with `w: tile<bfp8>`;
-after: `ttnn.linear(x, params['w'], compute_kernel_config=HIFI2_L1_ACC)`.
+after: `ttnn.linear(x, params['w'], compute_kernel_config=hifi2_l1_acc)` (hifi2_l1_acc defined once above forward).
 """
 from __future__ import annotations
 

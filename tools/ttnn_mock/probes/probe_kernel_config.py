@@ -71,7 +71,7 @@ for cname, cfg in {**CONFIGS, **CONV_CONFIGS}.items():
     step(f"conv2d {cname}", lambda: conv(cfg))
     step(f"conv2d {cname} all-in-L1", lambda: conv(cfg, memory_config=L1, slice_config=ttnn.Conv2dL1FullSliceConfig))
     step(f"conv2d {cname} bfp8 weights", lambda: conv(cfg, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b)))
-step("conv_transpose2d compute_config HiFi4", lambda: ttnn.conv_transpose2d(
+step("conv_transpose2d compute_config HiFi4 bf16dest", lambda: ttnn.conv_transpose2d(
     input_tensor=dev(d, (1, 1, 64, 32), layout=RM), weight_tensor=ttnn.from_torch(torch.randn(32, 16, 2, 2),
                                                                                    dtype=ttnn.float32),
     in_channels=32, out_channels=16, device=d, kernel_size=(2, 2), stride=(2, 2), padding=(0, 0),
