@@ -20,7 +20,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
-from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, Options
 from onnx2ttnn.report import region_lines
 
 EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
@@ -91,6 +91,10 @@ def model_options(fn):
                           "interleaved everywhere, or L1 interleaved where it fits"),
         click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True,
                      help="compute dtype of float tensors"),
+        click.option("--math-fidelity", "math_fidelity", type=click.Choice(list(MATH_FIDELITIES)),
+                     default=Options.math_fidelity, show_default=True,
+                     help="math fidelity of matmul, linear, conv, softmax and norm calls: auto (LoFi for "
+                          "bfloat4_b operands, HiFi2 for bfloat8_b, HiFi4 for bf16 and fp32) or one for all"),
         click.option("--no-fallback", "no_fallback", is_flag=True,
                      help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "
                           "op type that has no ttnn lowering"),
@@ -120,7 +124,7 @@ def main() -> None:
               help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
                    "the generated program is the same")
 @boundary
-def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit_ir, print_pipeline,
+def convert(model, output, input_shape, device, memory, dtype, math_fidelity, no_fallback, emit_ir, print_pipeline,
             dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
@@ -149,7 +153,7 @@ def convert(model, output, input_shape, device, memory, dtype, no_fallback, emit
     check_distinct([("the model", model)], outputs)  # its external data files too, once read (Conversion.write)
     shapes = parse_input_shapes(input_shape)
     result = run_convert(model, output, input_shapes=shapes, device=device,
-                         memory=memory, dtype=dtype, fallback=not no_fallback,
+                         memory=memory, dtype=dtype, math_fidelity=math_fidelity, fallback=not no_fallback,
                          dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
                          keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
                          progress=lambda name: click.echo(f"  {name} ...", err=True))
@@ -209,13 +213,14 @@ def _quantized_line(weights: dict) -> list[str]:
 @click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
 @click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
 @boundary
-def verify(model, input_shape, device, memory, dtype, no_fallback, inputs_path, per_op):
+def verify(model, input_shape, device, memory, dtype, math_fidelity, no_fallback, inputs_path, per_op):
     """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime (exit 1 on a mismatch)."""
     from onnx2ttnn.verify import verify as run_verify
 
     shapes = parse_input_shapes(input_shape)
     report = run_verify(model, input_shapes=shapes, device=device, memory=memory,
-                        dtype=dtype, fallback=not no_fallback, inputs=inputs_path, per_op=per_op)
+                        dtype=dtype, math_fidelity=math_fidelity, fallback=not no_fallback, inputs=inputs_path,
+                        per_op=per_op)
     click.echo(clean_message(report.text()))
     sys.exit(0 if report.passed else EXIT_MISMATCH)
 
@@ -225,7 +230,7 @@ def verify(model, input_shape, device, memory, dtype, no_fallback, inputs_path, 
 @model_options
 @click.option("--png", "png", help="also draw per-core L1 and DRAM use over the forward pass into this PNG")
 @boundary
-def report(model, input_shape, device, memory, dtype, no_fallback, png):
+def report(model, input_shape, device, memory, dtype, math_fidelity, no_fallback, png):
     """Convert MODEL and print the per-op placement table and totals (DRAM traffic vs floor, device time)."""
     from onnx2ttnn.convert import convert as run_convert
     from onnx2ttnn.report import placement_report
@@ -236,7 +241,7 @@ def report(model, input_shape, device, memory, dtype, no_fallback, png):
         _check_writable(png)
     shapes = parse_input_shapes(input_shape)
     result = run_convert(model, input_shapes=shapes, device=device, memory=memory, dtype=dtype,
-                         fallback=not no_fallback)
+                         math_fidelity=math_fidelity, fallback=not no_fallback)
     placed = placement_report(result)
     if png:
         placed.write_png(png)

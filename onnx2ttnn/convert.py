@@ -20,7 +20,7 @@ from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
-from onnx2ttnn.options import COMPUTE_DTYPES, MEMORY_POLICIES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
@@ -140,6 +140,9 @@ def _options(kwargs: dict) -> Options:
                               f"{', '.join(MEMORY_POLICIES)}")
     if options.dtype not in COMPUTE_DTYPES:
         raise ConversionError(f"unknown dtype {options.dtype!r}; choose one of {', '.join(COMPUTE_DTYPES)}")
+    if options.math_fidelity not in MATH_FIDELITIES:
+        raise ConversionError(f"unknown math fidelity {options.math_fidelity!r}; choose one of "
+                              f"{', '.join(MATH_FIDELITIES)}")
     return options
 
 

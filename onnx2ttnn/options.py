@@ -8,6 +8,8 @@ MEMORY_POLICIES = ("dram", "l1", "auto")
 # --dtype: the compute dtype of float tensors, named as users of tt-metal write it (fp32, as in its
 # fp32_dest_acc_en); layouts name storage dtypes in ttnn's short form (ir/layout.LAYOUT_DTYPES: fp32 -> "f32").
 COMPUTE_DTYPES = ("bf16", "fp32")
+# --math-fidelity: auto (each call's fidelity from its operand formats, ir/kernel_config.py) or one for all
+MATH_FIDELITIES = ("auto", "lofi", "hifi2", "hifi3", "hifi4")
 VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
@@ -21,6 +23,10 @@ class Options:
                                                           "DRAM interleaved) or l1 (L1 interleaved where it "
                                                           "fits)"})
     dtype: str = field(default="bf16", metadata={"help": "compute dtype of float tensors: bf16 or fp32"})
+    math_fidelity: str = field(default="auto", metadata={"help": "math fidelity of matmul, linear, conv, softmax "
+                                                                 "and norm calls: auto (LoFi for bfloat4_b "
+                                                                 "operands, HiFi2 for bfloat8_b, HiFi4 for bf16 "
+                                                                 "and fp32) or lofi, hifi2, hifi3, hifi4 for all"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})
     fallback: bool = field(default=True, metadata={"help": "compute ONNX ops that have no ttnn lowering on the "
@@ -40,5 +46,6 @@ class Options:
         """One line for the generated program's header (what changes the program: not dump_*, verify_each)."""
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
+        text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
         text += "" if self.fallback else " fallback=off"
         return text + (f" input_shapes={shapes}" if shapes else "")

@@ -45,6 +45,19 @@ import ttnn
     w.line()
 
 
+def kernel_configs(w: CodeWriter, configs: dict) -> None:
+    """The compute kernel configs the calls pass, each made once (config -> its name in the program)."""
+    if not configs:
+        return
+    w.line("# Compute kernel configs: math fidelity and accumulation from each call's operand formats")
+    for config, name in configs.items():
+        w.line(f"{name} = ttnn.{config.CLASS}(")
+        with w.indent():
+            w.line(f"{config.arguments()})")
+    w.line()
+    w.line()
+
+
 def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
     if em.region_files:
         w.line("def load_parameters(device, path=None, regions=None):")

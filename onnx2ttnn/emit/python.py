@@ -18,6 +18,7 @@ from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
 from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
 from onnx2ttnn.ir.graph import Module, argument_attrs
+from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, op_info
@@ -122,6 +123,12 @@ class PythonEmitter:
         self.weights: dict[str, np.ndarray] = {}
         self.region_files = region_files(weights_file, len(module.regions))
         self._regions_shown: set[str] = set()  # region sources whose comment was written
+        # one program-level name per distinct compute kernel config, in order of first use
+        self.kernel_configs: dict[KernelConfig, str] = {}
+        for node in module.graph.nodes:
+            for value in node.attrs.values():
+                if isinstance(value, KernelConfig) and value not in self.kernel_configs:
+                    self.kernel_configs[value] = self.names.create(value.identifier)
 
     @staticmethod
     def region_key(index: int) -> str:
@@ -175,7 +182,8 @@ class PythonEmitter:
         for param in info.positional_attrs:
             if param in attrs:
                 args.append(literal(attrs.pop(param)))
-        args += [f"{k}={literal(v)}" for k, v in attrs.items()]
+        args += [f"{k}={self.kernel_configs[v] if isinstance(v, KernelConfig) else literal(v)}"
+                 for k, v in attrs.items()]
         return f"ttnn.{node.op}({', '.join(args)})"
 
     def host_call(self, node: gs.Node) -> str:
@@ -248,6 +256,7 @@ class PythonEmitter:
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
+        program_template.kernel_configs(w, self.kernel_configs)
         if self.region_files:
             w.lines(program_template.REGION_HELPERS.strip("\n"))
             w.line()

@@ -8,7 +8,8 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   ([KH*KW*IC/groups, OC] tile-padded, 1088 B a tile) when the conv's Conv2dConfig asks weights_dtype
   bfloat8_b);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
-- time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak, other ops one to a
+- time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
+  the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
   bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an
   interleaved L1 page is fetched over the NoC from another core (NoC port rate), a sharded one (height or
@@ -28,6 +29,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import TTNNCall, layout_of
+from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import Cost, OpFacts, OpInfo, OpNames, op_info
@@ -144,7 +146,7 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.flops = _flops(node, info, out_layout)
     share = cost.cores / device.cores
     if info.cost in (Cost.MATRIX, Cost.CONV):
-        compute = cost.flops / (device.matrix_tflops * 1e12 * share)
+        compute = cost.flops / (device.matrix_tflops * 1e12 * share * _fidelity_speedup(node, info))
     else:
         compute = cost.flops / (device.vector_gflops_per_core * 1e9 * cost.cores)
     dram = cost.dram_bytes / (min(device.dram_gbps, device.noc_gbps_per_core * cost.cores) * 1e9)
@@ -154,6 +156,12 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     if cost.time_s == 0.0:
         cost.bound = ""
     return cost
+
+
+def _fidelity_speedup(node: gs.Node, info: OpInfo) -> float:
+    """The matrix-engine speed-up of the call's compute kernel config over HiFi4 (1 without a config)."""
+    config = node.attrs.get(info.kernel_config) if info.kernel_config else None
+    return config.matrix_speedup if isinstance(config, KernelConfig) else 1.0
 
 
 def _account(cost: NodeCost, layout: TTNNLayout, nbytes: int, read: bool) -> None:

@@ -22,7 +22,7 @@ class DeviceSpec:
     l1_safety: float = 0.95  # fraction of a bank the planner lets tensors use (as tt-mlir does)
     # Throughput figures of the cost model (ir/cost.py); sources next to each device below.
     clock_ghz: float = 1.0  # AI clock
-    matrix_tflops: float = 74.0  # bf16 matrix-engine peak of the whole chip
+    matrix_tflops: float = 74.0  # bf16 matrix-engine peak of the whole chip, at HiFi4 (ir/kernel_config.PASSES)
     vector_flops_per_cycle: int = 64  # per core: SFPU 32 lanes x fused multiply-add
     l1_bytes_per_cycle: int = 64  # per core: what the unpackers read from the core's own L1
     noc_bytes_per_cycle: int = 32  # per core: one NoC port (256 bits/cycle), remote (interleaved) L1 pages

@@ -62,6 +62,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("int_range", tuple[int, int], "(low, high) of the device's integer dtype, on the upload of an integer "
          "graph input whose values may lie outside it (int64 into int32): the program checks them at upload time "
          "(an error, never a wrap)", (DECOMPOSE,), ("emit",), ops=("from_torch",)),
+    Note("float_dest", bool, "a conv asked for a float32 result at the output tail (lowering/accuracy.py): its "
+         "compute config accumulates in a float32 dest, which conv2d needs for a float32-accurate result",
+         (LOWER,), ("choose-kernel-configs",), ops=("conv2d", "conv_transpose2d")),
     Note("output", str, "the graph output this download (or host fallback's result) returns",
          (LOWER,), ("ir-dump",), ops=("to_torch", HOST_OUTPUT)),
     Note("torch_dtype", TorchDtype, "the torch dtype the program casts a host tensor to: a download's result "

@@ -20,6 +20,8 @@ assign-layouts: every tensor a ttnn node reads or writes (but the program's argu
   reads either), and all views of a buffer share its placement.
 decompose-layouts: every device input has the page layout its op needs (node_input_layout); the `dtype` and
   `layout` arguments of uploads, conversions and embeddings are the ones their output layouts call for.
+choose-kernel-configs: every op whose entry names a kernel config keyword (ir/ttnn_ops) carries a KernelConfig
+  under it (ir/kernel_config.py), and no other op carries one.
 place-memory: sharded tensors only where the probed op facts admit them, DRAM-only ops writing DRAM
   (ir/verify_placements.py).
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
@@ -37,11 +39,13 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.ir.aliases import buffer_roots
 from onnx2ttnn.ir.graph import FUSED_DOMAIN, TTNN_DOMAIN, Module, TTNNRef, layout_of
+from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import LayoutError, TTNNLayout
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.notes import NOTES, TENSOR_NOTES, problem
 from onnx2ttnn.ir.layout import physical_2d
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Page, node_input_layout, op_info
+from onnx2ttnn.ir.ttnn_ops import (HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, KERNEL_CONFIG_KEYWORDS, Page,
+                                   node_input_layout, op_info)
 from onnx2ttnn.ir.ttnn_shapes import ShapeError, inferred_shapes
 from onnx2ttnn.ir.verify_placements import Found, memory_configs, placements
 
@@ -51,6 +55,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
     "lower-to-ttnn": ("ttnn-ops", "shapes"),
     "assign-layouts": ("layouts",),
     "decompose-layouts": ("pages", "conversions"),
+    "choose-kernel-configs": ("kernel-configs",),
     "place-memory": ("placements",),
     "insert-deallocs": ("freed",),
     "assign-memory-configs": ("memory-configs",),
@@ -318,6 +323,18 @@ def _freed(module: Module, device) -> Found:
             yield buf.root.inputs[0], buf.root, "device buffer never deallocated"
 
 
+def _kernel_configs(module: Module, device) -> Found:
+    for node in module.graph.nodes:
+        keyword = op_info(node.op).kernel_config
+        for name in KERNEL_CONFIG_KEYWORDS:
+            value = node.attrs.get(name)
+            if name == keyword and not isinstance(value, KernelConfig):
+                yield node, None, f"{name} is {value!r}, not a KernelConfig (choose-kernel-configs sets one)"
+            elif name != keyword and value is not None:
+                yield node, None, f"{name} on ttnn.{node.op}, whose entry takes {keyword or 'no kernel config'}"
+
+
 CHECKS = {"notes": _notes, "deallocations": _deallocations, "ttnn-ops": _ttnn_ops, "schedule": _schedule,
           "shapes": _shapes, "layouts": _layouts, "pages": _pages, "conversions": _conversions,
-          "placements": placements, "freed": _freed, "memory-configs": memory_configs}
+          "placements": placements, "freed": _freed, "memory-configs": memory_configs,
+          "kernel-configs": _kernel_configs}

@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.graph import TTNNCall, TTNNRef
+from onnx2ttnn.ir.graph import TTNNRef
 from onnx2ttnn.ir.ttnn_ops import Float32Result, op_info
 
 # ONNX ops that move values without mixing them: an error at their input reaches their output unchanged
 TAIL_MOVES = frozenset({"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Slice", "Concat",
                         "Split", "Cast", "Expand", "Tile", "Gather", "DepthToSpace", "SpaceToDepth"})
-# conv2d's default compute fidelity, kept when its dest becomes float32 (results/unary_modes.txt)
-_FP32_DEST = TTNNCall("WormholeComputeKernelConfig", math_fidelity=TTNNRef("MathFidelity.HiFi4"),
-                      fp32_dest_acc_en=True)
 
 
 def output_tail(graph: gs.Graph) -> frozenset[int]:
@@ -60,7 +57,7 @@ def tail_float32(ctx, node: gs.Node, ttnn_op: str) -> bool:
         return False
     producer.attrs.update(_dtype="f32", dtype=TTNNRef("float32"))
     if op_info(producer.op).float32_result == Float32Result.DTYPE_AND_DEST:
-        producer.attrs["compute_config"] = _FP32_DEST
+        producer.attrs["_float_dest"] = True  # choose-kernel-configs: fp32_dest_acc_en (unary_modes.txt)
     out = node.outputs[0]
     y = ctx.op(ttnn_op, [x], x.shape, name=f"{out.name}_fp32", _dtype="f32")
     ctx.bind(out, ctx.op("typecast", [y], x.shape, name=out.name), form)

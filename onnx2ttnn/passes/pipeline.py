@@ -7,6 +7,7 @@ from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.verify_ir import verify_ir
 from onnx2ttnn.passes.assign_layouts import AssignLayouts
 from onnx2ttnn.passes.base import Pass, PassContext
+from onnx2ttnn.passes.choose_kernel_configs import ChooseKernelConfigs
 from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
 from onnx2ttnn.passes.fold_constants import FoldConstants
 from onnx2ttnn.passes.fold_dequantize import FoldDequantize
@@ -44,6 +45,8 @@ def build_pipeline() -> list[Pass]:
         # layouts
         AssignLayouts(),      # a TTNNLayout on every tensor
         DecomposeLayouts(),   # only the to_layout conversions that ops need
+        # compute
+        ChooseKernelConfigs(),   # math fidelity and accumulation from the operand formats (dtypes now final)
         # memory
         PlaceMemory(),        # dram / l1 / auto policy: the plan of onnx2ttnn/memory, applied
         InsertMoves(),        # the plan's to_memory_config moves out of DRAM-only outputs

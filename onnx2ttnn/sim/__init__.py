@@ -8,18 +8,20 @@ against the API manifest).  Simulator-only controls live in `onnx2ttnn.sim.runti
 What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b block floats,
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
-shard validation, and each op's layout/dtype requirements.  What is not: kernels' exact arithmetic
-(accumulation order, math fidelity), except the SFPU arithmetic of sigmoid and exp in their accuracy
-variants (_sfpu.py), circular-buffer memory of ops, program caches.
+shard validation, each op's layout/dtype requirements, and what a compute kernel config's math fidelity and
+destination accumulation do to a matmul or conv (sim/_fidelity.py).  What is not: kernels' exact arithmetic
+(accumulation order, approximations), except the SFPU arithmetic of sigmoid and exp in their accuracy variants
+(_sfpu.py), circular-buffer memory of ops, program caches.
 """
 from ._activation import UnaryOpType, UnaryWithParam
 from ._device import Device
+from ._fidelity import MathFidelity, ThrottleLevel, WormholeComputeKernelConfig
 from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_HEIGHT_SHARDED_MEMORY_CONFIG,
                          L1_MEMORY_CONFIG, L1_WIDTH_SHARDED_MEMORY_CONFIG, CoreCoord, CoreGrid, CoreRange,
                          CoreRangeSet, MemoryConfig, ShardSpec, create_sharded_memory_config)
 from ._tensor import Tensor
-from ._types import (BufferType, DataType, GeluVariant, Layout, MathFidelity, Shape, ShardOrientation,
-                     ShardStrategy, SigmoidMode, StorageType, TensorMemoryLayout, WormholeComputeKernelConfig)
+from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy, SigmoidMode,
+                     StorageType, TensorMemoryLayout)
 from .ops_conv import Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, conv2d, conv_transpose2d
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)

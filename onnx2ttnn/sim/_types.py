@@ -78,31 +78,6 @@ class GeluVariant(enum.Enum):
     Tanh = 2
 
 
-class MathFidelity(enum.Enum):
-    """Matrix-engine fidelity (the simulator computes in float32 whatever it is)."""
-
-    LoFi = 0
-    HiFi2 = 2
-    HiFi3 = 3
-    HiFi4 = 4
-    Invalid = 255
-
-
-class WormholeComputeKernelConfig:
-    """A compute kernel configuration (BlackholeComputeKernelConfig is the same class).  The simulator keeps
-    the fields: its accumulations are float32 whatever `fp32_dest_acc_en` says (docs/ttnn-facts.md §16)."""
-
-    def __init__(self, *, math_fidelity: MathFidelity = MathFidelity.LoFi, math_approx_mode: bool = True,
-                 fp32_dest_acc_en: bool = False, packer_l1_acc: bool = False, dst_full_sync_en: bool = False,
-                 throttle_level=None) -> None:
-        if not isinstance(math_fidelity, MathFidelity):
-            raise TypeError(f"WormholeComputeKernelConfig: math_fidelity must be a ttnn.MathFidelity, got "
-                            f"{math_fidelity!r}")
-        self.math_fidelity, self.math_approx_mode = math_fidelity, bool(math_approx_mode)
-        self.fp32_dest_acc_en, self.packer_l1_acc = bool(fp32_dest_acc_en), bool(packer_l1_acc)
-        self.dst_full_sync_en, self.throttle_level = bool(dst_full_sync_en), throttle_level
-
-
 class SigmoidMode(enum.Enum):
     """ttnn.sigmoid implementation choice."""
 

@@ -1,5 +1,9 @@
 """Convolutions on NHWC tensors: conv2d (with weight preparation) and conv_transpose2d.
 
+A compute_config truncates the operands' mantissas as its math fidelity does (sim/_fidelity.py: the input in
+SrcB, the weights in SrcA; float32 weights, the default preparation, are left whole); the float32 accumulation
+is kept (fp32_dest_acc_en=False is not modelled here).
+
 conv2d takes the input as [N, H, W, C] or flattened [1, 1, N*H*W, C] and returns [1, 1, N*OH*OW, OC]
 (TILE, DRAM interleaved unless memory_config says otherwise; from a DRAM input always TILE DRAM
 interleaved, as real ttnn's DRAM slicing path does, unless slice_config is Conv2dL1FullSliceConfig: then the
@@ -13,6 +17,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from ._activation import UnaryWithParam, apply_activation, parse_activation
+from ._fidelity import fidelity_operands, kernel_config
 from ._common import device_result, output_config, require_dtype, tensor_arg, values
 from ._memconfig import DRAM_MEMORY_CONFIG, CoreRangeSet
 from ._nhwc import flat_nhwc, nchw, pair, padding_4
@@ -130,6 +135,8 @@ def conv2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_channels: 
                                           wdtype)
     bias, prepared_b = _prepared_bias(op, bias_tensor, device, out_channels, wdtype)
     x = F.pad(x, (left, right, top, bottom))
+    x, weight = fidelity_operands(kernel_config(op, "compute_config", compute_config), x, weight,
+                                  input_tensor._dtype is DataType.FLOAT32, wdtype is DataType.FLOAT32)
     out = F.conv2d(x, weight, bias, (sh, sw), 0, (dh, dw), groups)
     out = apply_activation(out, parse_activation(op, config.activation, allow_string=False))
     oh, ow = out.shape[2], out.shape[3]
@@ -201,6 +208,8 @@ def conv_transpose2d(*, input_tensor: Tensor, weight_tensor: Tensor, device, in_
     wdtype = config.weights_dtype or weight_tensor._dtype
     weight = to_storage(values(weight_tensor), wdtype).float()
     x = nchw(op, input_tensor, batch_size, input_height, input_width, in_channels)
+    x, weight = fidelity_operands(kernel_config(op, "compute_config", compute_config), x, weight,
+                                  input_tensor._dtype is DataType.FLOAT32, wdtype is DataType.FLOAT32)
     full = F.conv_transpose2d(x, weight, None, (sh, sw), 0, 0, groups, (dh, dw))
     full = F.pad(full, (0, opw, 0, oph))  # output padding adds rows/columns at the end
     out = full[:, :, top:full.shape[2] - bottom, left:full.shape[3] - right]

@@ -1,7 +1,9 @@
 """matmul and linear: batched/broadcast matrix products on TILE device tensors.
 
 Computed from the stored (already rounded) operands with float32 accumulation, then bias, then the fused
-activation, then one rounding to the output dtype.  When both operands are stored as bfloat16 (bf16 or
+activation, then one rounding to the output dtype.  A compute_kernel_config changes the operands and the
+accumulation as sim/_fidelity.py models (mantissa bits per math fidelity; a bfloat16 destination without
+fp32_dest_acc_en).  When both operands are stored as bfloat16 (bf16 or
 bfloat8_b) and the CPU has native bf16 matrix units, torch's bf16 GEMM is used: it multiplies the same
 operands exactly and accumulates in float32, so results agree with the float32 path to within the last
 bit of a bf16 result (summation order).  Default output placement: DRAM interleaved.
@@ -16,6 +18,7 @@ import math
 import torch
 
 from ._activation import apply_activation, parse_activation
+from ._fidelity import bf16_dest, fidelity_operands, kernel_config, matmul_bf16_dest
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._memconfig import DRAM_MEMORY_CONFIG
 from ._tensor import Tensor
@@ -36,10 +39,13 @@ def native_bf16_gemm() -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
-def _operands(op: str, a: Tensor, b: Tensor, transpose_a: bool, transpose_b: bool, out_dtype: DataType):
+def _operands(op: str, a: Tensor, b: Tensor, transpose_a: bool, transpose_b: bool, out_dtype: DataType, config):
     fast = (native_bf16_gemm() and a._data.dtype is torch.bfloat16 and b._data.dtype is torch.bfloat16
-            and out_dtype in _BF16_OUT)
+            and out_dtype in _BF16_OUT and not bf16_dest(config))
     x, y = (a._data, b._data) if fast else (values(a), values(b))
+    x, y = fidelity_operands(config, x, y, a._dtype is DataType.FLOAT32, b._dtype is DataType.FLOAT32)
+    if fast and (x.dtype is not torch.bfloat16 or y.dtype is not torch.bfloat16):
+        x, y = x.float(), y.float()
     if transpose_a and x.dim() >= 2:
         x = x.transpose(-1, -2)
     if transpose_b and y.dim() >= 2:
@@ -78,7 +84,9 @@ def _check_sharded_batched(op: str, a: Tensor, b: Tensor) -> None:
                            f"be evenly divisible by the number of cores in the input shard grid ({spec.num_cores()})")
 
 
-def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, dtype, activation) -> Tensor:
+def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, dtype, activation,
+                 compute_kernel_config) -> Tensor:
+    config = kernel_config(op, "compute_kernel_config", compute_kernel_config)
     for name, t in (("input_tensor_a", a), ("input_tensor_b", b)):
         tensor_arg(op, name, t)
         require_tile(op, name, t)
@@ -87,8 +95,8 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
     _check_sharded_batched(op, a, b)
     act = parse_activation(op, activation)
     out_dtype = dtype or a._dtype
-    x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype)
-    out = torch.matmul(x, y)
+    x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype, config)
+    out = matmul_bf16_dest(x, y) if bf16_dest(config) else torch.matmul(x, y)
     if bias is not None:
         tensor_arg(op, "bias", bias)
         require_tile(op, "bias", bias)
@@ -111,9 +119,9 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
 def matmul(input_tensor_a: Tensor, input_tensor_b: Tensor, *, transpose_a: bool = False, transpose_b: bool = False,
            memory_config=None, dtype=None, program_config=None, activation=None, compute_kernel_config=None,
            core_grid=None) -> Tensor:
-    """input_tensor_a @ input_tensor_b with torch.matmul broadcasting (program/kernel configs ignored)."""
+    """input_tensor_a @ input_tensor_b with torch.matmul broadcasting (program configs ignored)."""
     return _matmul_impl("ttnn.matmul", input_tensor_a, input_tensor_b, None, transpose_a, transpose_b,
-                        memory_config, dtype, activation)
+                        memory_config, dtype, activation, compute_kernel_config)
 
 
 def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpose_a: bool = False,
@@ -121,4 +129,4 @@ def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpo
            compute_kernel_config=None, core_grid=None) -> Tensor:
     """input_tensor_a @ input_tensor_b + bias, then the activation ("relu", "gelu", ... or UnaryWithParam)."""
     return _matmul_impl("ttnn.linear", input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b,
-                        memory_config, dtype, activation)
+                        memory_config, dtype, activation, compute_kernel_config)

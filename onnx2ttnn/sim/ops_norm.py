@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from ._fidelity import kernel_config
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._tensor import Tensor
 from ._types import DataType, Layout, TensorMemoryLayout, TILE
@@ -19,6 +20,7 @@ def softmax(input_tensor: Tensor, dim: int = -1, *, memory_config=None, compute_
             numeric_stable: bool = True) -> Tensor:
     """Softmax along `dim` (float32 math, one rounding)."""
     op = "ttnn.softmax"
+    kernel_config(op, "compute_kernel_config", compute_kernel_config)  # validated; float32 math regardless
     tensor_arg(op, "input_tensor", input_tensor)
     require_tile(op, "input_tensor", input_tensor)
     require_dtype(op, "input_tensor", input_tensor, _NORM_DTYPES)
@@ -80,6 +82,7 @@ def _norm_impl(op: str, input_tensor, epsilon, weight, bias, residual_input_tens
 def layer_norm(input_tensor: Tensor, *, epsilon: float = 1e-12, weight=None, bias=None, residual_input_tensor=None,
                memory_config=None, program_config=None, compute_kernel_config=None) -> Tensor:
     """(x - mean) / sqrt(var + epsilon) * weight + bias over the last dim."""
+    kernel_config("ttnn.layer_norm", "compute_kernel_config", compute_kernel_config)  # validated; float32 math
     return _norm_impl("ttnn.layer_norm", input_tensor, epsilon, weight, bias, residual_input_tensor,
                       memory_config, rms=False)
 
@@ -87,6 +90,7 @@ def layer_norm(input_tensor: Tensor, *, epsilon: float = 1e-12, weight=None, bia
 def rms_norm(input_tensor: Tensor, *, epsilon: float = 1e-12, weight=None, bias=None, residual_input_tensor=None,
              memory_config=None, program_config=None, compute_kernel_config=None) -> Tensor:
     """x / sqrt(mean(x^2) + epsilon) * weight + bias over the last dim."""
+    kernel_config("ttnn.rms_norm", "compute_kernel_config", compute_kernel_config)  # validated; float32 math
     return _norm_impl("ttnn.rms_norm", input_tensor, epsilon, weight, bias, residual_input_tensor,
                       memory_config, rms=True)
 

@@ -58,6 +58,22 @@ def test_matmul_is_compute_bound_at_the_matrix_peak():
     assert cost.time_s == pytest.approx(2.0 * 1024 ** 3 / 74e12)
 
 
+@pytest.mark.parametrize("fidelity, speedup", [("HiFi4", 1.0), ("HiFi3", 4 / 3), ("HiFi2", 2.0), ("LoFi", 4.0)])
+def test_the_matrix_peak_scales_with_the_calls_math_fidelity(fidelity, speedup):
+    """matrix_tflops is the HiFi4 figure; fewer multiplier passes run proportionally faster (ir/kernel_config)."""
+    from onnx2ttnn.ir.kernel_config import KernelConfig
+
+    a = gs.Variable("a", dtype=np.float32, shape=[1, 1024, 1024])
+    b = gs.Variable("b", dtype=np.float32, shape=[1024, 1024])
+    y = gs.Variable("y", dtype=np.float32, shape=[1, 1024, 1024])
+    for t in (a, b, y):
+        set_layout(t, L1)
+    node = ttnn_node("matmul", [a, b], [y], compute_kernel_config=KernelConfig(fidelity))
+    cost = node_cost(node, N150)
+    assert cost.bound == "compute"
+    assert cost.time_s == pytest.approx(2.0 * 1024 ** 3 / (74e12 * speedup))
+
+
 def test_deallocate_and_views_cost_nothing():
     x = gs.Variable("x", dtype=np.float32, shape=[1, 128, 768])
     set_layout(x, DRAM)

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from onnx2ttnn.ir import cost, placements
-from onnx2ttnn.ir.ttnn_ops import (HEIGHT_PROBE, OPS, WIDTH_PROBE, Cost, OpInfo, Page, ShardFacts, declare,
-                                   op_info)
+from onnx2ttnn.ir.ttnn_ops import (HEIGHT_PROBE, KERNEL_CONFIG_PROBE, OPS, WIDTH_PROBE, Cost, OpInfo, Page,
+                                   ShardFacts, declare, op_info)
 from tests.ttnn_api import _signatures, _split_params
 
 PROBES = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "ttnn_mock", "probes")
@@ -22,9 +22,11 @@ def test_op_exists_with_its_parameters(name):
     signatures = _signatures(name)
     assert signatures, f"ttnn.{name} is not in the manifest"
     wanted = set(info.inputs) | set(info.positional_attrs) | set(info.layout_arguments)
-    for argument in ("memory_config", "slice_config", "compute_kernel_config", "program_config"):
+    for argument in ("memory_config", "slice_config", "program_config"):
         if getattr(info, argument):
             wanted.add(argument)
+    if info.kernel_config is not None:
+        wanted.add(info.kernel_config)
     if info.comparison:
         wanted.add("dtype")  # decompose-layouts asks for the mask's dtype when it is not input a's
     assert any(wanted <= _split_params(sig)[1] for sig in signatures), f"ttnn.{name} lacks one of {wanted}"
@@ -47,6 +49,24 @@ def test_every_sharding_fact_was_proved_by_its_probe(kind, probe):
         assert any(re.match(rf"AGREE\s+{name}[( ]", line) for line in lines), f"{name}: no agreeing {results} line"
         for evidence in facts.evidence:  # the bound's own probe output (its format is the probe's)
             assert os.path.getsize(os.path.join(PROBES, evidence)) > 0, f"{name}: {evidence} missing or empty"
+
+
+@pytest.mark.parametrize("results", [KERNEL_CONFIG_PROBE[1], "results/kernel_config_p150.txt"])
+def test_every_op_taking_a_kernel_config_was_seen_to_take_the_converters_configs(results):
+    """probe_kernel_config.py calls each such op with each kind of config the converter emits (n150, p150)."""
+    assert os.path.exists(os.path.join(PROBES, KERNEL_CONFIG_PROBE[0]))
+    with open(os.path.join(PROBES, results)) as handle:
+        lines = handle.read().splitlines()
+    for name, info in OPS.items():
+        if info.kernel_config is None:
+            continue
+        conv = info.kernel_config == "compute_config"  # convs keep the Float16_b destination (ir/kernel_config)
+        configs = ("HiFi4 bf16dest", "HiFi2 bf16dest", "LoFi bf16dest") if conv else ("HiFi4 fp32acc", "HiFi2 l1acc",
+                                                                                      "LoFi l1acc")
+        for config in configs[:1] if name == "conv_transpose2d" else configs:
+            assert any(line.startswith(f"OK   {name} ") and config in line for line in lines), (name, config)
+        assert not any(line.startswith(f"ERR  {name} ") for line in lines if "wrong type" not in line), name
+    assert "BlackholeComputeKernelConfig exists: False" in lines[0]  # p150 uses the Wormhole class too
 
 
 def test_ops_without_measured_l1_needs_say_so():

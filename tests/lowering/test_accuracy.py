@@ -76,9 +76,12 @@ def test_output_tail_reaches_back_through_value_moving_nodes_only():
 # ---- the programs -----------------------------------------------------------------------------------------
 
 def test_conv_logit_of_a_tail_sigmoid_is_float32_with_an_fp32_dest():
-    forward = _forward(convert(tail_model("conv")).source)
-    assert "dtype=ttnn.float32, compute_config=ttnn.WormholeComputeKernelConfig(math_fidelity=" \
-           "ttnn.MathFidelity.HiFi4, fp32_dest_acc_en=True)" in forward
+    source = convert(tail_model("conv")).source
+    forward = _forward(source)
+    # the conv's config (choose-kernel-configs, defined once above forward) accumulates in a float32 dest
+    assert "dtype=ttnn.float32, return_weights_and_bias=True, compute_config=hifi4_fp32_acc" in forward
+    assert ("hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(\n    math_fidelity=ttnn.MathFidelity.HiFi4, "
+            "math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)") in source
     assert "ttnn.sigmoid(logit" in forward and "ttnn.typecast(y_fp32, dtype=ttnn.bfloat16" in forward
     assert check_source(convert(tail_model("conv")).source) == []
 
@@ -87,7 +90,7 @@ def test_matmul_logit_needs_only_its_dtype():
     source = convert(tail_model("gemm")).source
     forward = _forward(source)
     assert "ttnn.linear(x_dev, params['w'], bias=params['logit_bias'], dtype=ttnn.float32," in forward
-    assert "compute_config" not in forward and "compute_kernel_config" not in forward
+    assert "compute_config" not in forward  # (linear's compute_kernel_config is the usual HiFi4 one)
     assert check_source(source) == []
 
 

@@ -82,6 +82,17 @@ def test_output_tail_float32_programs_run_on_real_ttnn(ttnn_mock, kind, tmp_path
 
     program = _convert(tail_model(kind), tmp_path, "auto", "n150")
     assert "dtype=ttnn.float32" in Path(program).read_text()
+
+
+@pytest.mark.parametrize("fidelity", ["lofi", "hifi2"])
+@pytest.mark.parametrize("model", ["bert_path", "cnn_path"])
+def test_programs_with_low_fidelity_configs_run_on_real_ttnn(ttnn_mock, model, fidelity, tmp_path, request):
+    """--math-fidelity lofi / hifi2: the configs block-float weights get (packer L1 accumulation, a Float16_b
+    destination for matmuls) on every matmul, linear, conv, softmax and norm of a program the real ttnn runs."""
+    program = _convert(request.getfixturevalue(model), tmp_path, "auto", "n150", math_fidelity=fidelity)
+    text = Path(program).read_text()
+    assert f"math_fidelity=ttnn.MathFidelity.{'LoFi' if fidelity == 'lofi' else 'HiFi2'}" in text
+    assert "HiFi4" not in text
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
 
 

@@ -31,7 +31,8 @@ CONV_SCRATCH_EXTRA = 640 * 1024
 
 _CONV = dict(keyword_inputs={"input_tensor", "weight_tensor", "bias_tensor"},
              input_layouts=(Page.ANY, Page.HOST, Page.HOST), output_page=Page.TILE, cost=Cost.CONV,
-             l1_reserve=CONV_SCRATCH_EXTRA, float32_result=Float32Result.DTYPE_AND_DEST)
+             l1_reserve=CONV_SCRATCH_EXTRA, float32_result=Float32Result.DTYPE_AND_DEST,
+             kernel_config="compute_config")
 
 declare("conv2d", ("input_tensor", "weight_tensor", "bias_tensor"), **_CONV, slice_config=True,
         height=ShardFacts((0,), True, "conv2d", same_shape_inputs=False,

@@ -81,6 +81,11 @@ class Cost:
     FREE = "free"  # moves and computes nothing on the device
 
 
+# The keywords ttnn 0.81.1 takes a WormholeComputeKernelConfig under (tests/ir/test_ttnn_ops.py checks each entry
+# against the API manifest; probe_kernel_config.py, results/kernel_config.txt, saw them validate)
+KERNEL_CONFIG_KEYWORDS = frozenset({"compute_kernel_config", "compute_config"})
+KERNEL_CONFIG_PROBE = ("probe_kernel_config.py", "results/kernel_config.txt")
+
 # Which probe proves each kind of sharding fact, and the results file it wrote (tools/ttnn_mock/probes/).
 HEIGHT_PROBE = ("probe_sharding.py", "results/sharding.txt")
 INTEGER_PROBE = ("probe_integers.py", "results/integers.txt")
@@ -111,7 +116,9 @@ class OpInfo:
     variadic_input: bool = False  # all node inputs form one list argument (concat)
     memory_config: bool = True  # takes memory_config= (assign-memory-configs derives it from the output layout)
     slice_config: bool = False  # takes slice_config=; writes L1 only with Conv2dL1FullSliceConfig (conv2d)
-    compute_kernel_config: bool = False  # takes compute_kernel_config= (none emitted yet)
+    # the keyword taking its compute kernel config (compute_kernel_config; conv2d: compute_config), which
+    # choose-kernel-configs sets from the operand formats (ir/kernel_config.py); None: takes none
+    kernel_config: Optional[str] = None
     program_config: bool = False  # takes program_config= (none emitted yet)
     layout_arguments: tuple[str, ...] = ()  # of dtype / layout / device: set from the output layout
     # --- page layouts and dtypes
@@ -157,6 +164,8 @@ class OpInfo:
             _check(argument, {"dtype", "layout", "device"}, self.name, "layout argument")
         if self.vector_flops != 1 and self.cost != Cost.VECTOR:
             raise ValueError(f"ttnn op {self.name!r}: vector_flops is for {Cost.VECTOR} ops")
+        if self.kernel_config is not None:
+            _check(self.kernel_config, KERNEL_CONFIG_KEYWORDS, self.name, "kernel config keyword")
         if not set(self.keyword_inputs) <= set(self.inputs):
             raise ValueError(f"ttnn op {self.name!r}: keyword inputs {set(self.keyword_inputs)} not among inputs")
 

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 from onnx2ttnn.ir.ttnn_ops.facts import Cost, Dtype, Float32Result, Page, ShardFacts, declare
 
+_KCC = dict(kernel_config="compute_kernel_config")  # ir/kernel_config.py chooses it
 _MATMUL_SHARDED = dict(same_shape_inputs=False, evidence=("results/matmul_sharded.txt",))
 
 declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX, float32_result=Float32Result.DTYPE,
-        height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
+        **_KCC, height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
 declare("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"}, cost=Cost.MATRIX,
-        float32_result=Float32Result.DTYPE, height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
-declare("softmax", vector_flops=5, height=ShardFacts((0,), True, "softmax"))
+        float32_result=Float32Result.DTYPE, **_KCC, height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
+declare("softmax", vector_flops=5, **_KCC, height=ShardFacts((0,), True, "softmax"))
 declare("layer_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=8,
-        height=ShardFacts((), True, "layer_norm"))
-declare("rms_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=6)
+        **_KCC, height=ShardFacts((), True, "layer_norm"))
+declare("rms_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=6,
+        **_KCC)
 
 # reductions
 for _name in ("mean", "sum", "max", "min"):

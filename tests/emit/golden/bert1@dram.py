@@ -24,6 +24,11 @@ INPUTS = {
 OUTPUTS = ['last_hidden_state', 'pooler_output']
 
 
+# Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+
+
 def integer_input(tensor, name, low, high):
     """`tensor`, checked to hold only values in [low, high] (the device's integer dtype): an InputError rather
     than values that wrap on upload (2**40 would become 0)."""
@@ -88,16 +93,16 @@ def forward(device, params, *, input_ids, attention_mask):
     mask_bias = ttnn.multiply(mask_inverted, -10000.0, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(mask_inverted)
     # 'embeddings.norm.out'
-    embeddings_norm_out = ttnn.layer_norm(embeddings_types, weight=params['embeddings_norm_weight'], bias=params['embeddings_norm_bias'], epsilon=9.999999960041972e-13, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    embeddings_norm_out = ttnn.layer_norm(embeddings_types, weight=params['embeddings_norm_weight'], bias=params['embeddings_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_types)
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'attention.q.matmul'
-    attention_q_out = ttnn.linear(embeddings_norm_out, params['attention_q_weight'], bias=params['attention_q_out_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_q_out = ttnn.linear(embeddings_norm_out, params['attention_q_weight'], bias=params['attention_q_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'attention.k.matmul'
-    attention_k_out = ttnn.linear(embeddings_norm_out, params['attention_k_weight'], bias=params['attention_k_out_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_k_out = ttnn.linear(embeddings_norm_out, params['attention_k_weight'], bias=params['attention_k_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'attention.v.matmul'
-    attention_v_out = ttnn.linear(embeddings_norm_out, params['attention_v_weight'], bias=params['attention_v_out_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_v_out = ttnn.linear(embeddings_norm_out, params['attention_v_weight'], bias=params['attention_v_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'attention.q.heads'
     attention_q_heads = ttnn.reshape(attention_q_out, shape=(1, 16, 4, 16), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_q_out)
@@ -117,7 +122,7 @@ def forward(device, params, *, input_ids, attention_mask):
     attention_v_t = ttnn.permute(attention_v_heads, dims=(0, 2, 1, 3), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_v_heads)
     # 'attention.scores'
-    attention_scores = ttnn.matmul(attention_q_t, attention_k_t, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_scores = ttnn.matmul(attention_q_t, attention_k_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_q_t)
     ttnn.deallocate(attention_k_t)
     # 'attention.scaled'
@@ -128,10 +133,10 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(mask_heads)
     ttnn.deallocate(attention_scaled)
     # 'attention.probs'
-    attention_probs = ttnn.softmax(attention_masked, dim=-1, numeric_stable=True, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_probs = ttnn.softmax(attention_masked, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_masked)
     # 'attention.context'
-    attention_context = ttnn.matmul(attention_probs, attention_v_t, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_context = ttnn.matmul(attention_probs, attention_v_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_v_t)
     ttnn.deallocate(attention_probs)
     # 'attention.context.t'
@@ -141,35 +146,35 @@ def forward(device, params, *, input_ids, attention_mask):
     attention_merged = ttnn.reshape(attention_context_t, shape=(1, 16, 64), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_context_t)
     # 'attention.output.matmul'
-    attention_output_out = ttnn.linear(attention_merged, params['attention_output_weight'], bias=params['attention_output_out_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_output_out = ttnn.linear(attention_merged, params['attention_output_weight'], bias=params['attention_output_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_merged)
     # 'attention.residual'
     attention_residual = ttnn.add(attention_output_out, embeddings_norm_out, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'attention.norm.out'
-    attention_norm_out = ttnn.layer_norm(attention_residual, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], epsilon=9.999999960041972e-13, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    attention_norm_out = ttnn.layer_norm(attention_residual, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_residual)
     # 'ffn.up.matmul'
-    ffn_up_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    ffn_up_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'ffn.gelu.erf'
     ffn_gelu_out = ttnn.gelu(ffn_up_out, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(ffn_up_out)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual'
     ffn_residual = ttnn.add(ffn_down_out, attention_norm_out, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(attention_norm_out)
     ttnn.deallocate(ffn_down_out)
     # 'last_hidden_state'
-    last_hidden_state = ttnn.layer_norm(ffn_residual, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], epsilon=9.999999960041972e-13, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    last_hidden_state = ttnn.layer_norm(ffn_residual, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(ffn_residual)
     # 'pooler.first'
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.DRAM_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'pooler.dense'
-    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(pooler_first)
     # 'pooler_output'
     pooler_output = ttnn.tanh(pooler_dense, memory_config=ttnn.DRAM_MEMORY_CONFIG)

@@ -23,6 +23,11 @@ INPUTS = {
 OUTPUTS = ['y']
 
 
+# Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+
+
 # Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.
 
 def host_trilu(x, k=None, *, upper=1):
@@ -45,7 +50,7 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'project'
-    h = ttnn.linear(x_dev, params['w'], memory_config=ttnn.L1_MEMORY_CONFIG)
+    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # host fallback: ONNX Trilu 'upper'
     h_host = ttnn.to_torch(h).to(torch.float32)

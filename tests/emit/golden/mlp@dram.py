@@ -23,6 +23,11 @@ INPUTS = {
 OUTPUTS = ['probs']
 
 
+# Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+
+
 def load_parameters(device, path=None):
     """Weights from the sidecar .npz, each converted once to its ttnn dtype, layout and placement."""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
@@ -42,22 +47,22 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc1'
-    h1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    h1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # 'relu1'
     a1 = ttnn.relu(h1, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(h1)
     # 'fc2'
-    h2b = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    h2b = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'relu2'
     a2 = ttnn.relu(h2b, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(h2b)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
-    probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(logits)
     # 'output probs'
     probs_1 = ttnn.to_torch(probs).to(torch.float32)

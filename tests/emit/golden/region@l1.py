@@ -25,6 +25,11 @@ INPUTS = {
 OUTPUTS = ['y']
 
 
+# Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+
+
 # Host regions: ONNX nodes ttnn cannot run, cut out as small ONNX models and run by onnxruntime on the host.
 def open_region(path):
     """An onnxruntime session (CPU) of one host region's model."""
@@ -69,7 +74,7 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'project'
-    h = ttnn.linear(x_dev, params['w'], memory_config=ttnn.L1_MEMORY_CONFIG)
+    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # host region 0: 1 ONNX node run by onnxruntime from 'region_ttnn_region0.onnx':
     #   'contrib_gelu' com.microsoft::Gelu
