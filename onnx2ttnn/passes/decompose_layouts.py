@@ -59,20 +59,23 @@ class DecomposeLayouts(Pass):
 
 
 def _drop_noop_typecasts(graph: gs.Graph) -> int:
-    """Typecasts whose input already has the output dtype are removed (consumers read the input)."""
-    removed = 0
-    for node in list(graph.nodes):
+    """Typecasts whose input already has the output dtype are removed (consumers read the input).  One walk
+    and one rebuild of the node list (removing each from the list would be quadratic in graph size)."""
+    outputs = {id(t) for t in graph.outputs}
+    dropped: set[int] = set()
+    for node in graph.nodes:
         if node.op != "typecast":
             continue
         src, out = node.inputs[0], node.outputs[0]
-        if layout_of(src).dtype != layout_of(out).dtype or out in graph.outputs:
+        if layout_of(src).dtype != layout_of(out).dtype or id(out) in outputs:
             continue
         replace_uses(out, src)
         node.outputs.clear()
         node.inputs.clear()  # the input no longer lists the dropped node among its readers
-        graph.nodes.remove(node)
-        removed += 1
-    return removed
+        dropped.add(id(node))
+    if dropped:
+        graph.nodes = [n for n in graph.nodes if id(n) not in dropped]
+    return len(dropped)
 
 
 DEVICE_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1)}
