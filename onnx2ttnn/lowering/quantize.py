@@ -34,7 +34,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.context import LoweringContext, is_integer_value
 from onnx2ttnn.lowering.eltwise import intermediate, ranked_operand
 from onnx2ttnn.lowering.registry import FUSED_DOMAIN, lookup, register
 
@@ -204,6 +204,8 @@ def dequantize_value(ctx: LoweringContext, x: gs.Tensor, q: QParams, out: gs.Ten
     """out = (x - zero_point) * scale, bound in x's form."""
     shape = tuple(int(d) for d in x.shape)
     var, form = _form_for(ctx, x, q)
+    if is_integer_value(var):  # codes uploaded as int32 (an integer graph input): the arithmetic is in float
+        var = ctx.op("typecast", [var], var.shape, name=out.name + "_codes", dtype=np.float32)
     unit = ctx.constant(q.scale) is not None and bool(np.all(ctx.constant(q.scale) == 1))  # the *Integer ops
     if _has_zero(ctx, q):
         name = out.name + ("" if unit else "_centred")
