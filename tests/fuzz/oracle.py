@@ -23,7 +23,6 @@ The FINDINGS are defects:
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 import signal
@@ -35,6 +34,8 @@ from typing import Optional
 import numpy as np
 import onnx
 from onnx import helper
+
+from tests.node.runner import execute
 
 FINDINGS = ("internal", "traceback", "accepted-invalid", "sim-crash", "mismatch", "api", "leak", "timeout")
 # onnxruntime's refusals of models the ONNX spec and its backend tests call valid
@@ -262,35 +263,6 @@ def _mvn_nan_gap(model: onnx.ModelProto, got, want: np.ndarray) -> bool:
     w = want.astype(np.float64)
     gap = np.isnan(w) & np.isfinite(got)
     return bool(gap.any()) and compare(np.where(gap, 0.0, got), np.where(gap, 0.0, w)) == ""
-
-
-def execute(conversion, feeds: dict) -> tuple[dict, list]:
-    """Run the generated program on the simulator: ({output name: ndarray}, leaked buffers)."""
-    import torch
-
-    from onnx2ttnn.emit.weights import npz_bytes
-    from onnx2ttnn.sim import runtime
-
-    program = types.ModuleType("fuzz_case_program")
-    runtime.configure("n150")
-    with runtime.install() as ttnn:
-        exec(compile(conversion.source, "<fuzz program>", "exec"), program.__dict__)
-        device = ttnn.open_device(device_id=0, l1_small_size=16384)
-        try:
-            params = program.load_parameters(device, io.BytesIO(npz_bytes(conversion.program.weights)))
-            args = {ident: torch.from_numpy(np.array(feeds[name])).to(getattr(torch, torch_dtype))
-                    for ident, (name, _, torch_dtype) in program.INPUTS.items()}
-            outputs = program.forward(device, params, **args)
-            for tensor in params.values():
-                if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
-                    ttnn.deallocate(tensor)
-        finally:
-            ttnn.close_device(device)
-        leaks = [str(b) for b in runtime.leaks(device)]
-    got = {}
-    for name, tensor in outputs.items():
-        got[name] = tensor.float().numpy() if tensor.dtype == torch.bfloat16 else tensor.numpy()
-    return got, leaks
 
 
 def compare(got, want: np.ndarray) -> str:

@@ -68,7 +68,7 @@ def _run(case: NodeCase, dtype: str) -> Result:
         if problems:
             return Result(False, "convert", "program does not fit the ttnn API: " + "; ".join(problems[:3]))
     try:
-        got, leaks = _execute(conversion, feeds)
+        got, leaks = execute(conversion, feeds)
     except Exception as exc:
         return Result(False, "run", f"{type(exc).__name__}: {_first_line(exc)}")
     if leaks:
@@ -107,8 +107,9 @@ def bind_shape_operands(test, base=None) -> tuple[onnx.ModelProto, dict[str, np.
     return model, {k: v for k, v in values.items() if k not in bound}
 
 
-def _execute(conversion, feeds: dict[str, np.ndarray]) -> tuple[dict, list]:
-    """Run the generated program on the simulator; ({output name: ndarray}, leaked buffers)."""
+def execute(conversion, feeds: dict[str, np.ndarray]) -> tuple[dict, list]:
+    """Run the generated program on the simulator; ({output name: ndarray}, leaked buffers).  Also the fuzz
+    oracle's runner (tests/fuzz/oracle.py)."""
     import torch
 
     from onnx2ttnn.sim import runtime
