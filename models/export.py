@@ -10,6 +10,7 @@ transformers and onnx versions. A finished export is never redone; an interrupte
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import shutil
@@ -74,21 +75,12 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
     module, config = zoo.build_model(entry, size)
     inputs = zoo.example_inputs(entry, config, size)
     wrapped = _Outputs(module, entry.outputs)
-    os.makedirs(CACHE, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{entry.name}-", dir=CACHE)
-    try:
+    with _staged(entry.name, folder) as tmp:
         target = os.path.join(tmp, f"{entry.name}.onnx")
         with torch.no_grad():
             torch.onnx.export(wrapped, tuple(inputs.values()), target, input_names=list(inputs),
                               output_names=list(entry.outputs), opset_version=OPSET,
                               dynamo=(exporter == "dynamo"), verbose=False)
-        if os.path.exists(folder):  # a concurrent export finished first
-            shutil.rmtree(tmp)
-        else:
-            os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     log(f"exported {entry.name} ({size}, {exporter}) in {time.time() - start:.1f} s -> {path}")
     return path
 
@@ -148,7 +140,7 @@ def quantized(entry: zoo.ZooModel, size: str, exporter: str, log=print) -> str:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     source = zoo.get(entry.base)
-    if source.kind == "transformers" and exporter not in source.exporters:
+    if source.exported and exporter not in source.exporters:
         exporter = source.exporters[0]  # (a quantized entry has no exporter of its own: its base's first)
     base = export(source, size, exporter, log)
     with open(base, "rb") as f:
@@ -160,9 +152,7 @@ def quantized(entry: zoo.ZooModel, size: str, exporter: str, log=print) -> str:
         return path
     start = time.time()
     log(f"quantizing {entry.base} ({entry.quantization}) ...")
-    os.makedirs(CACHE, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{entry.name}-", dir=CACHE)
-    try:
+    with _staged(entry.name, folder) as tmp:
         prepared = os.path.join(tmp, "prepared.onnx")
         quant_pre_process(_upgraded(base, os.path.join(tmp, "upgraded.onnx")), prepared, skip_symbolic_shape=True)
         target = os.path.join(tmp, f"{entry.name}.onnx")
@@ -181,15 +171,25 @@ def quantized(entry: zoo.ZooModel, size: str, exporter: str, log=print) -> str:
         for scratch in ("prepared.onnx", "upgraded.onnx"):
             if os.path.exists(os.path.join(tmp, scratch)):
                 os.remove(os.path.join(tmp, scratch))
-        if os.path.exists(folder):  # a concurrent run finished first
+    log(f"quantized {entry.base} ({entry.quantization}) in {time.time() - start:.1f} s -> {path}")
+    return path
+
+
+@contextlib.contextmanager
+def _staged(name: str, folder: str):
+    """A temporary folder in the cache, renamed to `folder` when the block ends without an error (when a
+    concurrent run finished first, its folder, the same result, is kept) and removed on any failure."""
+    os.makedirs(CACHE, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=CACHE)
+    try:
+        yield tmp
+        if os.path.exists(folder):
             shutil.rmtree(tmp)
         else:
             os.replace(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    log(f"quantized {entry.base} ({entry.quantization}) in {time.time() - start:.1f} s -> {path}")
-    return path
 
 
 def main(argv=None) -> int:
