@@ -22,7 +22,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.frontend.control_flow import Unroller
-from onnx2ttnn.ir.graph import Module, is_onnx_op
+from onnx2ttnn.ir.graph import Module, is_onnx_op, onnx_domain
 from onnx2ttnn import ort
 from onnx2ttnn.ir.names import GraphNames
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -144,7 +144,7 @@ def _evaluate_shape_ops(graph: gs.Graph) -> None:
 
 def _shape_op_value(node: gs.Node):
     """The value of a Shape / Size / Range / ConstantOfShape node when its inputs decide it, else None."""
-    if node.domain not in (None, "", "ai.onnx") or len(node.outputs) != 1:  # (graphsurgeon: None)
+    if onnx_domain(node) or len(node.outputs) != 1:
         return None
     consts = [np.asarray(t.values) if isinstance(t, gs.Constant) else None for t in node.inputs]
     if node.op == "Shape" and is_static(node.inputs[0].shape):  # graphsurgeon ignores start and end
