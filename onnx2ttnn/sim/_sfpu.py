@@ -64,15 +64,20 @@ def exp_schraudolph(x: torch.Tensor) -> torch.Tensor:
 
 def reciprocal_newton(x: torch.Tensor, steps: int) -> torch.Tensor:
     """1/x as sfpu_reciprocal_iter: a quadratic seed on the mantissa m in [1, 2), then `steps` Newton steps,
-    scaled back by the exponent (positive finite x, as a sigmoid's denominator is)."""
-    mantissa, exponent = torch.frexp(x.float())  # x = mantissa * 2**exponent, mantissa in [0.5, 1)
+    scaled back by the exponent (positive x, as a sigmoid's denominator is).  The kernel scales by 2**(255 -
+    exponent field): an infinite x (exp of a very negative input overflowed) gives 0, a zero x infinity."""
+    x = x.float()
+    mantissa, exponent = torch.frexp(x)  # x = mantissa * 2**exponent, mantissa in [0.5, 1)
     m = mantissa * 2.0
     k0, k1, k2 = (_f32(c) for c in _RECIP_SEED)
     y = k2 + (k1 + k0 * -m) * -m
     for _ in range(steps):
         t = _f32(1.0) + -m * y
         y = y + y * t
-    return torch.ldexp(y, (1 - exponent).to(torch.int32)).float()
+    out = torch.ldexp(y, (1 - exponent).to(torch.int32)).float()
+    field = (x.contiguous().view(torch.int32) >> 23) & 0xFF
+    out = torch.where(field == 255, torch.zeros_like(out), out)
+    return torch.where(field == 0, torch.full_like(out, float("inf")), out)
 
 
 def sigmoid_accurate(x: torch.Tensor, fp32_dest: bool) -> torch.Tensor:

@@ -85,6 +85,16 @@ def test_accurate_sigmoid_and_exp_bf16_are_the_kernels_arithmetic(ttnn, device):
         assert not torch.equal(got, bf16(exact(xr))), name
 
 
+def test_accurate_sigmoid_of_a_very_negative_input_is_zero_not_nan(ttnn, device):
+    """exp(-x) overflows to infinity below about -88.7; the kernel's reciprocal scales by 2**(255 - exponent
+    field), so 1 / inf is 0 (a real OCR model's conv outputs reach -100: the simulator gave NaN there)."""
+    x = torch.tensor([[-1000.0, -200.0, -100.0, -89.0, -88.0, -40.0]])
+    got = ttnn.to_torch(ttnn.sigmoid(dev(ttnn, device, x))).float()
+    assert not torch.isnan(got).any()
+    assert torch.equal(got[0, :4], torch.zeros(4))
+    assert (got[0, 4:] > 0).all() and (got[0, 4:] < 1e-17).all()
+
+
 def test_float32_sigmoid_and_exp_run_in_an_fp32_dest(ttnn, device):
     x = torch.randn(40, 40) * 6
     t = dev(ttnn, device, x, dtype=ttnn.float32)
