@@ -22,6 +22,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.frontend.control_flow import Unroller
+from onnx2ttnn.frontend.shapes import HOST_SHAPED_OPS, STANDARD_DOMAINS
 from onnx2ttnn.ir.graph import Module, is_onnx_op, onnx_domain
 from onnx2ttnn import ort
 from onnx2ttnn.ir.names import GraphNames
@@ -231,7 +232,13 @@ def _inferred_types(graph: gs.Graph) -> dict[str, tuple]:
     light.inputs.extend(typed.values())
     with contextlib.redirect_stdout(io.StringIO()):
         model = gs.export_onnx(light, do_type_check=False)
+    # the shapes of contrib and host-shaped ops' outputs came from onnxruntime (frontend/shapes.py): ONNX
+    # inference cannot rebuild them, and without them nothing downstream of such a node would be re-inferred
+    opaque = {name for node in model.graph.node if node.domain not in STANDARD_DOMAINS
+              or node.op_type in HOST_SHAPED_OPS for name in node.output}
+    kept = [vi for vi in model.graph.value_info if vi.name in opaque]
     del model.graph.value_info[:]
+    model.graph.value_info.extend(kept)
     # before IR 4 inference reads only the initializers listed as graph inputs: the constants a pass added
     # (an unrolled Scan's indices) would have no type
     model.ir_version = max(model.ir_version, 4)

@@ -209,3 +209,32 @@ def test_shape_start_folds_to_the_slice_when_built_by_onnx_helper():
     FoldConstants().run(module, PassContext(Options()))
     outputs = {t.name: np.asarray(t.values).tolist() for t in module.graph.outputs}
     assert outputs == {"y": [4.0, 5.0], "z": 60.0}
+
+
+def test_shapes_after_a_contrib_op_are_reinferred_once_its_shape_operands_fold():
+    """onnxruntime gives a contrib op's output its shape (frontend/shapes.py); ONNX inference cannot rebuild it,
+    so re-inference after folding keeps it, and a Reshape whose target was computed from that output's shape
+    gets a static shape (ddddocr's int8 recognizer: a Reshape after its DynamicQuantizeLSTM kept none, and the
+    MatMulInteger reading it failed with an internal error)."""
+    nodes = [
+        helper.make_node("Gelu", ["x"], ["g"], domain="com.microsoft"),
+        helper.make_node("Shape", ["g"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus_one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["g", "target"], ["r"]),
+        helper.make_node("Relu", ["r"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array([0], np.int64), "axes"),
+             numpy_helper.from_array(np.array([-1], np.int64), "minus_one")]
+    graph = helper.make_graph(nodes, "contrib", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    module = import_model(model, {})
+    FoldConstants().run(module, PassContext(Options()))
+    tensors = module.graph.tensors()
+    assert tuple(tensors["g"].shape) == (2, 3, 4)
+    assert tuple(tensors["r"].shape) == (2, 12)
+    assert tuple(tensors["y"].shape) == (2, 12)
