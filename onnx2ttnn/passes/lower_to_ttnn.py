@@ -95,15 +95,21 @@ class LowerToTTNN(Pass):
             if dynamic and use_fallback and any(t.name in dynamic for t in node_reads(node)) and ort_runs():
                 result.host(lctx, node, dynamic)  # reads a value whose shape onnxruntime decides at run time
                 continue
+            unshaped = _unshaped(node)
+            if unshaped and use_fallback and ort_runs():
+                result.host(lctx, node, dynamic)  # no rule can place a tensor of unknown shape on the device
+                continue
             rule = lookup(domain, node.op, module.opset)
             host = lookup_fallback(domain, node.op, module.opset)
             reason = None if rule is not None or host is not None else _unserved(domain, node.op, module.opset)
-            if rule is not None:
+            if unshaped:  # (a rule or a host fallback would need it)
+                reason = f"the shape of {unshaped!r} is unknown after inference and folding"
+            elif rule is not None:
                 # with a fallback to go to, a rule's refusal of a variant declines the node
                 reason = unsupported.attempt(lctx, node, rule.fn, refusal_declines=host is not None)
                 if reason is None:
                     continue
-            if host is not None and use_fallback:
+            if host is not None and use_fallback and not unshaped:
                 reason = self._fallback(unsupported, lctx, node, host, reason, declines=ort_runs())
                 if reason is None:
                     result.fallbacks[label] += 1
@@ -210,6 +216,15 @@ class _Lowered:
             shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
             dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
             lctx.bind(t, gs.Variable(t.name + "_region", dtype=dtype, shape=shape))
+
+
+def _unshaped(node: gs.Node) -> str | None:
+    """The name of a variable `node` reads whose shape is not static (None when all are)."""
+    for tensor in node_reads(node):
+        if isinstance(tensor, gs.Variable) and (tensor.shape is None or
+                                                any(not isinstance(d, int) for d in tensor.shape)):
+            return tensor.name
+    return None
 
 
 def _opsets(graph: gs.Graph, opset: int) -> dict[str, int]:

@@ -147,3 +147,28 @@ def test_an_output_a_host_fallback_computed_is_returned_without_a_device_round_t
     inputs = {"x": np.random.default_rng(3).standard_normal((5, 3, 3)).astype(np.float32)}
     report = verify(m, inputs=inputs, dtype="fp32")
     assert report.passed, report.text()
+
+
+@pytest.fixture
+def shape_lost_after_folding(monkeypatch):
+    """fold-constants leaves tensor 'e' without a shape (as it did after a contrib op before its fix)."""
+    from onnx2ttnn.passes import fold_constants
+
+    run = fold_constants.FoldConstants.run
+
+    def losing_run(self, module, ctx):
+        run(self, module, ctx)
+        module.graph.tensors()["e"].shape = None
+
+    monkeypatch.setattr(fold_constants.FoldConstants, "run", losing_run)
+
+
+def test_a_node_reading_a_tensor_of_unknown_shape_goes_to_a_host_region(shape_lost_after_folding):
+    """No rule can place a tensor of unknown shape on the device: its reader runs in onnxruntime (it used to
+    reach the rule, which failed with an internal error), and --no-fallback names the tensor."""
+    m = _model([helper.make_node("Exp", ["x"], ["e"]), helper.make_node("Relu", ["e"], ["y"], name="relu")])
+    conversion = convert(m)
+    assert [r["nodes"] for r in conversion.region_summaries()] == [[("relu", "Relu")]]
+    with pytest.raises(UnsupportedOpsError) as info:
+        convert(m, fallback=False)
+    assert "the shape of 'e' is unknown" in str(info.value)
