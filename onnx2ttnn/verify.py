@@ -102,11 +102,16 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float) -> O
     want = np.asarray(want, dtype=np.float64)
     value = pcc(got, want) if got.shape == want.shape else 0.0
     diff = np.abs(got - want) if got.shape == want.shape else np.array([np.inf])
-    max_abs = float(np.nanmax(diff)) if diff.size else 0.0
     scale = np.maximum(np.abs(want), 1e-6) if got.shape == want.shape else np.array([1.0])
-    max_rel = float(np.nanmax(diff / scale)) if diff.size else 0.0
+    max_abs, max_rel = _largest(diff), _largest(diff / scale)
     return OutputCheck(name, tuple(want.shape), value, max_abs, max_rel, equal if exact else value >= threshold,
                        exact)
+
+
+def _largest(values: np.ndarray) -> float:
+    """The largest value that is not NaN (NaN when all are, 0 for none)."""
+    kept = values[~np.isnan(values)]
+    return float(kept.max()) if kept.size else (float("nan") if values.size else 0.0)
 
 
 def _exactly_equal(got: np.ndarray, want: np.ndarray) -> bool:

@@ -29,6 +29,20 @@ def test_compare_judges_integers_and_booleans_exactly_and_floats_by_pcc():
     assert near.passed and not near.exact
 
 
+def test_an_all_nan_result_fails_quietly_with_nan_differences():
+    """A program that computes NaN everywhere fails with NaN max abs/rel and no numpy warning on the
+    terminal (the simulator's sigmoid gave NaN on a real OCR model, and verify printed two RuntimeWarnings)."""
+    import warnings
+
+    want = np.linspace(-1, 1, 20, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check = compare("y", np.full_like(want, np.nan), want, 0.99)
+        partly = compare("y", np.where(want > 0, np.nan, want + 0.25), want, 0.99)
+    assert not check.passed and np.isnan(check.max_abs) and np.isnan(check.max_rel)
+    assert not partly.passed and partly.max_abs == pytest.approx(0.25)
+
+
 def test_int64_plus_one_verifies_exactly_in_bf16_and_the_report_says_how():
     report = verify(im.add_one(), inputs=im.ADD_ONE_INPUTS)  # default --dtype bf16
     assert report.passed, report.text()
