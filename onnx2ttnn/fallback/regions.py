@@ -106,7 +106,8 @@ def node_reads(node: gs.Node) -> list[gs.Tensor]:
     reads = {id(t): t for t in node.inputs if t.name}
     for subgraph in node.subgraphs():
         for tensor in subgraph._foreign_tensors().values():  # graphsurgeon's own walk of nested bodies
-            reads.setdefault(id(tensor), tensor)
+            if tensor.name:  # (an omitted optional input of a body's node is an empty-named tensor)
+                reads.setdefault(id(tensor), tensor)
     return list(reads.values())
 
 
@@ -217,10 +218,36 @@ def _model_bytes(region: Region, opsets: dict[str, int]) -> bytes:
     for domain in sorted(used | {""}):
         model.opset_import.append(onnx.helper.make_opsetid(domain, opsets.get(domain, 1)))
     model.producer_name = "onnx2ttnn host region"
+    if _open_subgraphs(model.graph):
+        _symbolic_inputs(model.graph)
     for vi in list(model.graph.input) + list(model.graph.output):
         if vi.type.tensor_type.elem_type == onnx.TensorProto.UNDEFINED:
             raise ConversionError(f"{region.source} ({_names(region)}): tensor {vi.name!r} has no known dtype")
     return model.SerializeToString()
+
+
+def _open_subgraphs(graph: onnx.GraphProto) -> bool:
+    """Drop the value infos inside the bodies of `graph`'s nodes (shape inference filled them for the static
+    input shapes; onnxruntime infers them again); True when there were bodies."""
+    found = False
+    for node in graph.node:
+        for attr in node.attribute:
+            for body in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                del body.value_info[:]
+                _open_subgraphs(body)
+                found = True
+    return found
+
+
+def _symbolic_inputs(graph: onnx.GraphProto) -> None:
+    """The region's inputs keep their rank but not their sizes: onnxruntime checks every branch of an If
+    against the input shapes when it opens the model, and a branch the inputs never take at run time may not
+    fit them (silero-vad's 8 kHz branch on 512 samples of 16 kHz audio).  The program checks the shapes the
+    region returns."""
+    for value in graph.input:
+        for index, dim in enumerate(value.type.tensor_type.shape.dim):
+            dim.Clear()
+            dim.dim_param = f"d{index}"
 
 
 def _all_nodes(nodes: Iterable[gs.Node]):

@@ -148,6 +148,45 @@ def test_a_loop_body_reading_an_outer_tensor_reads_it():
     assert [t.name for t in node_reads(loop)] == ["m", "outer"]
 
 
+def _if_node(outer: gs.Variable) -> gs.Node:
+    """An If on a runtime condition whose else branch clips `outer` with its min omitted (an empty-named
+    input) and carries a value info of a static shape."""
+    cond = gs.Variable("c", dtype=np.bool_, shape=[])
+    hi = gs.Constant("hi", np.array(0.5, np.float32))
+    then_out = gs.Variable("t_out", dtype=np.float32, shape=[1, 4])
+    then_b = gs.Graph(nodes=[gs.Node("Relu", inputs=[outer], outputs=[then_out])], outputs=[then_out])
+    clipped = gs.Variable("e_mid", dtype=np.float32, shape=[1, 4])  # a shape inference filled in
+    else_out = gs.Variable("e_out", dtype=np.float32, shape=[1, 4])
+    else_b = gs.Graph(nodes=[gs.Node("Clip", inputs=[outer, gs.Variable.empty(), hi], outputs=[clipped]),
+                             gs.Node("Relu", inputs=[clipped], outputs=[else_out])], outputs=[else_out])
+    y = gs.Variable("y", dtype=np.float32, shape=[1, 4])
+    return gs.Node("If", "branch", inputs=[cond], outputs=[y], attrs={"then_branch": then_b, "else_branch": else_b})
+
+
+def test_an_omitted_optional_input_inside_a_body_is_not_read():
+    """silero-vad's If bodies hold LSTMs with omitted inputs: the region took the empty name for a boundary
+    tensor and failed ('tensor '' has no known dtype')."""
+    x = gs.Variable("x", dtype=np.float32, shape=[1, 4])
+    assert [t.name for t in node_reads(_if_node(x))] == ["c", "x"]
+
+
+def test_a_region_with_bodies_opens_its_input_sizes_and_drops_the_bodies_value_infos():
+    """onnxruntime checks every branch against the region's input shapes when it opens it; a branch the
+    inputs never take may not fit the sizes the conversion pinned (silero-vad's 8 kHz branch on 512 samples),
+    so the inputs keep their rank only and the bodies' inferred shapes are left to onnxruntime."""
+    import onnx
+
+    x = gs.Variable("x", dtype=np.float32, shape=[1, 4])
+    node = _if_node(x)
+    graph = gs.Graph(nodes=[node], inputs=[x, node.inputs[0]], outputs=node.outputs)
+    region = build_region(0, [node], graph, {"": 17}, _readers([node]))
+    model = onnx.load_from_string(region.model)
+    dims = {vi.name: [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in model.graph.input}
+    assert dims == {"c": [], "x": ["d0", "d1"]}
+    bodies = [a.g for a in model.graph.node[0].attribute]
+    assert bodies and all(len(b.value_info) == 0 for b in bodies)
+
+
 @pytest.mark.parametrize("domain, op, version, runs", [
     ("com.microsoft", "Gelu", 1, True), ("com.microsoft", "FusedMatMul", 1, True),
     ("", "Loop", 17, True), ("", "SequenceConstruct", 17, True), ("", "ConcatFromSequence", 17, True),
