@@ -6,8 +6,8 @@ planner's decision) and the reason the plan gives for it (module.notes["place-me
 memory/plan.py), the cost model (ir/cost.py) for modelled DRAM bytes and device time,
 and buffer liveness over the final schedule (ir/liveness.py, deallocations included) for the memory timeline.
 The totals add the modelled time per forward, eager and traced (device time + dispatch, ir/cost.py), the ttnn
-calls per forward, the forward's weights by format, and every weight not in a block-float format with the
-reason the conversion recorded on its upload (the `_format_reason` note) or the default one (weight_reason).
+calls per forward, the forward's weights by format, and every matmul / linear / conv / embedding weight not in a
+block-float format with the reason the conversion recorded on its upload (the `_format_reason` note) or the default one (weight_reason).
 `onnx2ttnn report MODEL [--memory auto] [--png FILE]` prints `Report.text()` and, with --png, draws
 `Report.write_png` (matplotlib, imported only then).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import CONV_OPS, node_cost, program_cost, weights
+from onnx2ttnn.ir.cost import CONV_OPS, MATRIX_OPS, node_cost, program_cost, weights
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
@@ -70,7 +70,7 @@ class Report:
         ratio = self.dram_bytes / self.floor_bytes if self.floor_bytes else 0.0
         lines += ["", f"memory policy: {self.memory}",
                   f"DRAM traffic: {self.dram_bytes / 1e6:.3f} MB per forward pass, floor {self.floor_bytes / 1e6:.3f} MB "
-                  f"({ratio:.2f}x the floor)",
+                  f"({ratio:.2f}x the floor: each weight read once in its format, plus inputs and outputs)",
                   f"estimated device time: {self.time_us:.1f} us",
                   f"ttnn calls per forward: {self.calls} ({self.launches} run a device program; deallocations, "
                   f"weight uploads and host fallbacks not counted)",
@@ -80,7 +80,7 @@ class Report:
                                                  if self.host_ops else ""),
                   "weights read per forward: " + (", ".join(f"{fmt} {n / 1e6:.3f} MB" for fmt, n in
                                                             self.formats.items()) or "none"),
-                  f"weights not in a block-float format: {len(self.kept)}",
+                  f"matmul, linear, conv and embedding weights not in a block-float format: {len(self.kept)}",
                   *(f"  {weight} ({layer}) {fmt}: {why}" for weight, layer, fmt, why in self.kept),
                   f"sharded tensors: {self.sharded}",
                   f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
@@ -184,15 +184,18 @@ BLOCK_FLOAT = ("bfp8", "bfp4")
 
 
 def weight_reason(tensor, fmt: str):
-    """(weight, ONNX node, format, why) of a weight read in a format that is not block-float, else None."""
-    if fmt in BLOCK_FLOAT:
+    """(weight, ONNX node, format, why) of a matmul, linear, conv or embedding weight (the call's second
+    operand: biases and norm parameters are not block-float candidates) read in a format that is not
+    block-float, else None."""
+    reader = next((r for r in tensor.outputs if len(r.inputs) > 1 and r.inputs[1] is tensor
+                   and (r.op in MATRIX_OPS or r.op in CONV_OPS or r.op == "embedding")), None)
+    if fmt in BLOCK_FLOAT or reader is None:
         return None
     upload = tensor.inputs[0]
-    reader = tensor.outputs[0] if tensor.outputs else None
-    layer = escape_name(reader.attrs.get("_source", "")) if reader is not None else ""
+    layer = escape_name(reader.attrs.get("_source", ""))
     why = upload.attrs.get("_format_reason")
-    if why is None and reader is not None and reader.op in CONV_OPS:
-        why = "a conv's host weight or bias: ttnn prepares it on the device in float32 (as the host array)"
+    if why is None and reader.op in CONV_OPS:
+        why = "a conv's host weight: ttnn prepares it on the device in float32 (as the host array)"
     return escape_name(upload.attrs["_param"]), layer, fmt, why or "no format chosen for it: the compute dtype"
 
 
