@@ -48,3 +48,14 @@ def test_measure_counts_the_programs_calls_and_configs():
     assert figures["mm"] == sum(op in bench_perf.MATRIX for op in ops) == figures["mm_ckc"]
     assert figures["attn"] == 0.0 and figures["layers"] == 1  # its one Softmax, not fused
     assert figures["eager"] > figures["traced"] > figures["device"] > 0
+
+
+def test_a_module_measured_through_the_worker_is_measured_as_in_process(tmp_path):
+    import onnx2ttnn
+
+    path = str(ROOT / "models" / "cnn.onnx")
+    shipped = bench_perf.convert_in(str(ROOT), path, {"memory": "auto"}, str(tmp_path))
+    assert not list(tmp_path.iterdir())  # the pickle is removed once read
+    here = onnx2ttnn.convert(path, memory="auto").module
+    assert bench_perf.measure(shipped, "n150", 0) == bench_perf.measure(here, "n150", 0)
+    assert [n.op for n in shipped.graph.nodes] == [n.op for n in here.graph.nodes]
