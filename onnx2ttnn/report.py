@@ -5,6 +5,9 @@ wrote: each node output's TTNNLayout (the
 planner's decision) and the reason the plan gives for it (module.notes["place-memory"]["reasons"], from
 memory/plan.py), the cost model (ir/cost.py) for modelled DRAM bytes and device time,
 and buffer liveness over the final schedule (ir/liveness.py, deallocations included) for the memory timeline.
+The totals add the modelled time per forward, eager and traced (device time + dispatch, ir/cost.py), the ttnn
+calls per forward, the forward's weights by format, and every matmul / linear / conv / embedding weight not in a
+block-float format with the reason the conversion recorded on its upload (the `_format_reason` note) or the default one (weight_reason).
 `onnx2ttnn report MODEL [--memory auto] [--png FILE]` prints `Report.text()` and, with --png, draws
 `Report.write_png` (matplotlib, imported only then).
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import CONV_OPS, node_cost, program_cost
+from onnx2ttnn.ir.cost import CONV_OPS, MATRIX_OPS, node_cost, program_cost, weights
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
@@ -49,6 +52,13 @@ class Report:
     l1_budget: int = 0
     memory: str = ""
     regions: list[dict] = field(default_factory=list)  # host regions (Conversion.region_summaries)
+    calls: int = 0  # ttnn calls per forward (deallocations, weight uploads, host fallbacks excluded)
+    launches: int = 0  # calls that run a device program
+    host_ops: int = 0  # host fallback computations and host regions
+    eager_us: float = 0.0
+    traced_us: float = 0.0
+    formats: dict = field(default_factory=dict)  # weight format -> bytes read per forward
+    kept: list = field(default_factory=list)  # (weight, ONNX node, format, why) of weights not block-float
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -60,8 +70,18 @@ class Report:
         ratio = self.dram_bytes / self.floor_bytes if self.floor_bytes else 0.0
         lines += ["", f"memory policy: {self.memory}",
                   f"DRAM traffic: {self.dram_bytes / 1e6:.3f} MB per forward pass, floor {self.floor_bytes / 1e6:.3f} MB "
-                  f"({ratio:.2f}x the floor)",
+                  f"({ratio:.2f}x the floor: each weight read once in its format, plus inputs and outputs)",
                   f"estimated device time: {self.time_us:.1f} us",
+                  f"ttnn calls per forward: {self.calls} ({self.launches} run a device program; deallocations, "
+                  f"weight uploads and host fallbacks not counted)",
+                  f"modelled time per forward: eager {self.eager_us:.1f} us, traced {self.traced_us:.1f} us "
+                  f"(device time + dispatch)" + (f"; {self.host_ops} host fallback or region call"
+                                                 f"{'s' if self.host_ops != 1 else ''}: not traceable whole"
+                                                 if self.host_ops else ""),
+                  "weights read per forward: " + (", ".join(f"{fmt} {n / 1e6:.3f} MB" for fmt, n in
+                                                            self.formats.items()) or "none"),
+                  f"matmul, linear, conv and embedding weights not in a block-float format: {len(self.kept)}",
+                  *(f"  {weight} ({layer}) {fmt}: {why}" for weight, layer, fmt, why in self.kept),
                   f"sharded tensors: {self.sharded}",
                   f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
                   *region_lines(self.regions)]
@@ -101,7 +121,14 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     graph = conversion.module.graph
     cost = program_cost(graph, device)
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
-                    memory=options.memory)
+                    memory=options.memory, calls=cost.calls, launches=cost.launches, host_ops=cost.host_ops,
+                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6)
+    read = weights(graph)
+    for tensor, fmt, nbytes in read.values():
+        report.formats[fmt] = report.formats.get(fmt, 0) + nbytes
+    report.formats = dict(sorted(report.formats.items(), key=lambda kv: -kv[1]))
+    report.kept = [kept for kept in map(weight_reason, (tensor for tensor, _, _ in read.values()),
+                                        (fmt for _, fmt, _ in read.values())) if kept]
     report.l1_budget = usable_l1_per_core(device)
     report.regions = conversion.region_summaries()
     reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
@@ -151,6 +178,25 @@ def region_lines(regions: list[dict]) -> list[str]:
         lines.append(f"  region {r['index']}: {len(r['nodes'])} node{'s' if len(r['nodes']) != 1 else ''} "
                      f"({listed}); in: {inputs}; out: {outputs}")
     return lines
+
+
+BLOCK_FLOAT = ("bfp8", "bfp4")
+
+
+def weight_reason(tensor, fmt: str):
+    """(weight, ONNX node, format, why) of a matmul, linear, conv or embedding weight (the call's second
+    operand: biases and norm parameters are not block-float candidates) read in a format that is not
+    block-float, else None."""
+    reader = next((r for r in tensor.outputs if len(r.inputs) > 1 and r.inputs[1] is tensor
+                   and (r.op in MATRIX_OPS or r.op in CONV_OPS or r.op == "embedding")), None)
+    if fmt in BLOCK_FLOAT or reader is None:
+        return None
+    upload = tensor.inputs[0]
+    layer = escape_name(reader.attrs.get("_source", ""))
+    why = upload.attrs.get("_format_reason")
+    if why is None and reader.op in CONV_OPS:
+        why = "a conv's host weight: ttnn prepares it on the device in float32 (as the host array)"
+    return escape_name(upload.attrs["_param"]), layer, fmt, why or "no format chosen for it: the compute dtype"
 
 
 def _host_reason(node) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+import onnx
 from click.testing import CliRunner
 
 import onnx2ttnn
@@ -102,3 +104,41 @@ def test_two_tensors_of_one_name_each_show_their_own_reason():
     add, permute = (next(r for r in report.rows if r.tensor == "y" and r.op == op) for op in ("add", "permute"))
     assert add.reason != permute.reason
     assert "producer permute" not in add.reason and "producer permute" in permute.reason
+
+
+def test_report_prints_calls_modelled_time_and_weight_formats():
+    conversion = onnx2ttnn.convert(str(CNN), memory="auto")
+    cost = program_cost(conversion.module.graph, get_device("n150"))
+    text = placement_report(conversion).text()
+    assert f"ttnn calls per forward: {cost.calls} ({cost.launches} run a device program;" in text
+    assert f"modelled time per forward: eager {cost.eager_s * 1e6:.1f} us, traced {cost.traced_s * 1e6:.1f} us" in text
+    assert cost.traced_s < cost.eager_s
+    # the CNN's conv weights are prepared in float32 on the device, its fc weight is bf16
+    line = next(line for line in text.splitlines() if line.startswith("weights read per forward: "))
+    assert line.split(": ")[1].split(", ")[0].startswith("f32 ") and "bf16 " in line
+
+
+def test_report_lists_each_weight_not_in_a_block_float_format_with_why():
+    text = CliRunner().invoke(main, ["report", str(CNN)]).output
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("matmul, linear, conv and embedding weights "
+                                                                      "not in a block-float format: "))
+    kept = lines[head + 1:head + 1 + int(lines[head].split(": ")[1])]
+    assert len(kept) == 5 and all(line.startswith("  '") for line in kept)  # 4 convs and the fc; no biases
+    assert "  'fc_w_t' ('fc') bf16: no format chosen for it: the compute dtype" in kept
+    assert any(line.startswith("  'stem_w_bn' ('stem.conv') f32: a conv's host weight") for line in kept)
+
+
+def test_report_gives_the_reason_a_dequantized_weight_stayed_bf16(tmp_path):
+    from tests.lowering.test_quantize import qdq_linear
+
+    scales = [1.0 if i % 2 == 0 else 1e-3 for i in range(32)]  # bfloat8_b would flush the small columns
+    blurred = tmp_path / "blurred.onnx"
+    onnx.save(qdq_linear(w_scale=np.asarray(scales, np.float32)), blurred)
+    text = CliRunner().invoke(main, ["report", str(blurred)]).output
+    assert "weights not in a block-float format: 1\n" in text
+    assert "  'wd' ('mm') bf16: bfloat8_b would move it by" in text
+    sharp = tmp_path / "sharp.onnx"
+    onnx.save(qdq_linear(), sharp)
+    text = CliRunner().invoke(main, ["report", str(sharp)]).output
+    assert "weights not in a block-float format: 0\n" in text and "weights read per forward: bfp8 " in text

@@ -16,6 +16,12 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   width) is local (L1 read rate).  An op runs on min(cores, output pages)
   cores, or on the cores holding its output's shards when that is sharded.
 Totals: modelled DRAM traffic, the floor (every weight read once + program inputs + outputs), device time.
+Dispatch (docs/design.md §6.20): every ttnn call of the forward (deallocations, weight uploads and host
+fallbacks excluded) costs DeviceSpec.host_dispatch_us on the host when the program runs eagerly; every call
+that runs a device program (not a view, not a FREE op) costs DeviceSpec.op_launch_us on the device, traced or
+not; a traced forward costs one host call (DeviceSpec.trace_replay_us).  Modelled time per forward = device
+time + dispatch, nothing overlapped (ProgramCost.eager_s / traced_s: an upper bound where tt-metal's
+asynchronous dispatch hides host time behind long ops).
 All figures come from the DeviceSpec (ir/device.py).
 """
 from __future__ import annotations
@@ -32,7 +38,7 @@ from onnx2ttnn.ir.graph import TTNNCall, layout_of
 from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
-from onnx2ttnn.ir.ttnn_ops import Cost, OpFacts, OpInfo, OpNames, op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, OpFacts, OpInfo, OpNames, op_info
 
 # Derived from the op table (ir/ttnn_ops: each entry's `cost` and `vector_flops`), read from it at every use and
 # kept importable here for the planner; the facts live only in the table.
@@ -41,6 +47,7 @@ MATRIX_OPS = OpNames(lambda info: info.cost == Cost.MATRIX)
 CONV_OPS = OpNames(lambda info: info.cost == Cost.CONV)
 FREE_OPS = OpNames(lambda info: info.cost == Cost.FREE)
 VECTOR_FLOPS = OpFacts(lambda info: info.vector_flops if info.cost == Cost.VECTOR else None)
+HOST_OPS = (HOST_COMPUTE, HOST_REGION, HOST_OUTPUT)  # computed on the host (torch, onnxruntime): not ttnn calls
 
 Layouts = Callable[[gs.Tensor], Optional[TTNNLayout]]
 
@@ -61,6 +68,8 @@ class NodeCost:
     cores: int = 1
     time_s: float = 0.0
     bound: str = ""  # "compute" | "dram" | "l1" | ""
+    call: bool = True  # a ttnn call the host dispatches (host fallbacks are not)
+    launch: bool = False  # runs a program on the device (views and FREE ops do not)
 
     @property
     def dram_bytes(self) -> int:
@@ -77,6 +86,9 @@ class ProgramCost:
 
     nodes: list[NodeCost] = field(default_factory=list)
     floor_bytes: int = 0
+    launch_s: float = 0.0  # DeviceSpec.op_launch_us, per launch
+    host_call_s: float = 0.0  # DeviceSpec.host_dispatch_us, per call of an eager forward
+    replay_s: float = 0.0  # DeviceSpec.trace_replay_us, per traced forward
 
     @property
     def dram_bytes(self) -> int:
@@ -91,9 +103,35 @@ class ProgramCost:
     def time_s(self) -> float:
         return sum(n.time_s for n in self.nodes)
 
+    @property
+    def calls(self) -> int:
+        """ttnn calls per forward (deallocations and weight uploads excluded)."""
+        return sum(n.call for n in self.nodes)
+
+    @property
+    def launches(self) -> int:
+        return sum(n.launch for n in self.nodes)
+
+    @property
+    def host_ops(self) -> int:
+        """Host fallback computations and host regions (a forward with any cannot be traced whole)."""
+        return sum(not n.call for n in self.nodes)
+
+    @property
+    def eager_s(self) -> float:
+        """Modelled time of an eager forward: device time + device launches + host dispatch of every call."""
+        return self.time_s + self.launches * self.launch_s + self.calls * self.host_call_s
+
+    @property
+    def traced_s(self) -> float:
+        """Modelled time of a traced forward: device time + device launches + one execute_trace."""
+        return self.time_s + self.launches * self.launch_s + self.replay_s
+
     def summary(self) -> dict:
         return {"dram_bytes": self.dram_bytes, "floor_bytes": self.floor_bytes,
-                "conversion_bytes": self.conversion_bytes, "time_us": round(self.time_s * 1e6, 3)}
+                "conversion_bytes": self.conversion_bytes, "time_us": round(self.time_s * 1e6, 3),
+                "calls": self.calls, "eager_us": round(self.eager_s * 1e6, 3),
+                "traced_us": round(self.traced_s * 1e6, 3)}
 
 
 def is_param_upload(node: gs.Node) -> bool:
@@ -126,10 +164,11 @@ def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
 
 def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layouts = layout_of) -> NodeCost:
     """The modelled traffic and time of one ttnn call; `layouts` may override tensors' placements."""
-    cost = NodeCost(index, node.op)
+    cost = NodeCost(index, node.op, call=node.op not in HOST_OPS and not is_param_upload(node))
     info = op_info(node.op)
     if info.cost == Cost.FREE or is_param_upload(node) or is_view(node):
         return cost
+    cost.launch = True
     for tensor in node.inputs:
         layout = layouts(tensor)
         if layout is None or (not layout.on_device and node.op in ("from_torch",)):
@@ -213,7 +252,8 @@ def _flops(node: gs.Node, info: OpInfo, out: Optional[tuple]) -> float:
 
 def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_of) -> ProgramCost:
     """Per-node costs of the forward pass and the DRAM-traffic floor."""
-    result = ProgramCost()
+    result = ProgramCost(launch_s=device.op_launch_us * 1e-6, host_call_s=device.host_dispatch_us * 1e-6,
+                         replay_s=device.trace_replay_us * 1e-6)
     for index, node in enumerate(graph.nodes):
         if not is_param_upload(node) and node.op != "deallocate":
             result.nodes.append(node_cost(node, device, index, layouts))
@@ -223,7 +263,6 @@ def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_
 
 def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
     """Every weight read once, plus the program's inputs and outputs, in their device layouts."""
-    weights: dict[int, int] = {}
     total = 0
     for node in graph.nodes:
         if is_param_upload(node):
@@ -236,10 +275,30 @@ def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
         if node.op == "to_torch":
             layout = layouts(node.inputs[0])
             total += total_bytes(node.inputs[0].shape, layout)
+    return total + sum(nbytes for _, _, nbytes in weights(graph, layouts).values())
+
+
+def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs.Tensor, str, int]]:
+    """Each weight a forward call reads: (tensor, format, bytes read once), keyed by id(tensor).  The format is
+    its device layout's dtype, or for a conv's host weight the dtype the conv prepares it in on the device."""
+    found: dict[int, tuple[gs.Tensor, str, int]] = {}
+    for node in graph.nodes:
+        if is_param_upload(node) or node.op in ("from_torch", "to_torch"):
             continue
         for tensor in node.inputs:
             producer = tensor.inputs[0] if tensor.inputs else None
             layout = layouts(tensor)
-            if producer is not None and is_param_upload(producer) and layout is not None:
-                weights[id(tensor)] = _bytes(tensor, layout, node)
-    return total + sum(weights.values())
+            if producer is None or not is_param_upload(producer) or layout is None or id(tensor) in found:
+                continue
+            prepared_bfp8 = _prepares_bfp8(node) and tensor is node.inputs[1]
+            fmt = layout.dtype if layout.on_device else "bfp8" if prepared_bfp8 else "f32"
+            found[id(tensor)] = (tensor, fmt, _bytes(tensor, layout, node))
+    return found
+
+
+def weight_formats(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[str, int]:
+    """Bytes of the forward's weights per format (ir/layout.LAYOUT_DTYPES names), largest first."""
+    totals: dict[str, int] = {}
+    for _, fmt, nbytes in weights(graph, layouts).values():
+        totals[fmt] = totals.get(fmt, 0) + nbytes
+    return dict(sorted(totals.items(), key=lambda kv: -kv[1]))

@@ -26,6 +26,10 @@ class DeviceSpec:
     vector_flops_per_cycle: int = 64  # per core: SFPU 32 lanes x fused multiply-add
     l1_bytes_per_cycle: int = 64  # per core: what the unpackers read from the core's own L1
     noc_bytes_per_cycle: int = 32  # per core: one NoC port (256 bits/cycle), remote (interleaved) L1 pages
+    # Dispatch figures of the cost model (ir/cost.py ProgramCost.eager_s / traced_s); estimates, sources below.
+    op_launch_us: float = 5.0  # device side, per call that runs a program: the gap between one op and the next
+    host_dispatch_us: float = 25.0  # host side, per ttnn call of an eager forward (Python + ttnn op dispatch)
+    trace_replay_us: float = 25.0  # host side, per traced forward: the one execute_trace call
 
     @property
     def l1_gbps_per_core(self) -> float:
@@ -53,6 +57,16 @@ class DeviceSpec:
 # FP16 per chip); L1 and NoC port widths and the SFPU rate from Tenstorrent's tt-isa-documentation (WormholeB0
 # L1: unpackers 512 bits/cycle, each NoC 256 bits/cycle; SFPU 0.064 TFLOP/s per core at 1 GHz). Blackhole:
 # 1.35 GHz, 512 GB/s, 372 TFLOP/s FP16 for 140 cores (Hot Chips 2024), scaled to the 110 cores planned on.
+# Dispatch sources (estimates, not measured here; docs/design.md §6.20): op_launch_us from tt-metal's
+# tech_reports/LLMs/llms.md ("Device dispatch": the gap between one op finishing and the next starting, "single-
+# digit microseconds" at its lower limit) and tt-metal issue #11386 (2-22 us op to op on a Llama layer); 5 us is
+# taken from that range.  host_dispatch_us from the expected_inference_time limits of tt-metal's ResNet-50 n150
+# batch-16 end-to-end perf tests (models/demos/ttnn_resnet/tests/perf_e2e_resnet50.py; 8.7 ms eager and 5.0 ms
+# traced as this project's issue #14 quotes them; the limits move between tt-metal versions): ~3.7 ms of host
+# dispatch not hidden behind the device over the ~150 ttnn calls of its forward (an estimate of that model's call
+# count), i.e. ~25 us a call.  trace_replay_us: one host call (execute_trace) per traced forward, taken to cost
+# one host dispatch; a trace replays every launch (op_launch_us stays).  Every device is given the same dispatch
+# figures: nothing Blackhole-specific was found.
 DEVICES: dict[str, DeviceSpec] = {
     # Bank sizes of n150 are what the real ttnn 0.81.1 allocator reports on a mock n150
     # with l1_small_size=16384 (64 L1 banks, 12 DRAM banks).

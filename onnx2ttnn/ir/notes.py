@@ -55,6 +55,10 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("param", str, "the weight's key in the weights file and in the program's `params`: an upload done "
          "once by load_parameters, never deallocated", (LOWER,),
          (REUSE, PLACE, DEALLOCS, "emit", "convert", "report"), ops=("from_torch",)),
+    Note("format_reason", str, "why a weight is uploaded in its format when a pass chose it for a reason worth "
+         "saying (a dequantized weight kept in bfloat16: the rounding bfloat8_b would cause): onnx2ttnn report "
+         "lists the weights not in a block-float format with this reason, or the default one",
+         (LOWER,), ("report",), ops=("from_torch",)),
     Note("host", bool, "a weight kept on the host (conv weights and biases, a host fallback's constants)",
          (LOWER,), (LAYOUTS,), ops=("from_torch",)),
     Note("input", str, "the graph input this upload reads (uploads nobody reads are dropped)",

@@ -315,7 +315,9 @@ class LoweringContext:
         pname = self._param_names.create(name)
         const = gs.Constant(pname, array)
         out = gs.Variable(pname, dtype=array.dtype, shape=list(array.shape) or [1])
-        node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None, _dtype=dtype)
+        reason = self.weight_dtypes.get(name, ("", ""))[1] or None  # why a dequantized weight has its dtype
+        node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None, _dtype=dtype,
+                         _format_reason=reason)
         self.nodes.append(node)
         self._set(self._params, key, out)
         return out

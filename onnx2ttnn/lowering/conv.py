@@ -104,12 +104,12 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
         pads = [(0, 0)] + pads
     out = node.outputs[0]
     out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else int(out.shape[2]), int(out.shape[-1]), int(oc))
-    inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
     # prepared weights are [KH*KW*IC/groups, OC] on the device: bfloat8_b groups run along the out channels
     prepared = np.asarray(weight).reshape(int(oc), -1).T
     steps = np.asarray(ctx.dequantized.get(node.inputs[1].name, 1.0))
     steps = steps.reshape(int(oc), -1).T if steps.ndim == weight.ndim else steps  # per out channel: a row
-    weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared, steps)
+    weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared, steps)  # before the upload: it notes why
+    inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
     bias = _bias(ctx, node, "Conv", int(oc))
     if bias is not None:
         inputs.append(bias)

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx2ttnn
-from onnx2ttnn.ir.cost import floor_bytes, node_cost, program_cost
+from onnx2ttnn.ir.cost import floor_bytes, node_cost, program_cost, weight_formats
 from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import set_layout, ttnn_node
 from onnx2ttnn.ir.layout import TTNNLayout
@@ -106,3 +106,57 @@ def test_floor_reads_each_weight_once_and_counts_inputs_and_outputs():
     assert [(n.op, n.dram_read // tile, n.dram_write // tile) for n in cost.nodes] == [
         ("from_torch", 0, 2), ("linear", 6, 2), ("relu", 2, 2), ("linear", 6, 2), ("to_torch", 2, 0)]
     assert cost.dram_bytes == 24 * tile
+
+
+def _relu_chain(count: int, view_every: int = 0) -> gs.Graph:
+    """`count` relus in a row in DRAM, with a view (a reshape that keeps the tile shape) after every
+    `view_every`-th one."""
+    nodes, x = [], gs.Variable("x0", dtype=np.float32, shape=[1, 1, 64, 64])
+    set_layout(x, DRAM)
+    for i in range(count):
+        y = gs.Variable(f"y{i}", dtype=np.float32, shape=[1, 1, 64, 64])
+        set_layout(y, DRAM)
+        nodes.append(ttnn_node("relu", [x], [y]))
+        x = y
+        if view_every and (i + 1) % view_every == 0:
+            v = gs.Variable(f"v{i}", dtype=np.float32, shape=[1, 64, 64])
+            set_layout(v, DRAM)
+            nodes.append(ttnn_node("reshape", [x], [v], shape=(1, 64, 64)))
+            x = v
+    return gs.Graph(nodes=nodes)
+
+
+def test_dispatch_scales_with_the_calls_and_trace_removes_the_host_part():
+    small, large = program_cost(_relu_chain(4), N150), program_cost(_relu_chain(8), N150)
+    assert (small.calls, large.calls) == (4, 8) and (small.launches, large.launches) == (4, 8)
+    per_call = (N150.op_launch_us + N150.host_dispatch_us) * 1e-6
+    assert small.eager_s - small.time_s == pytest.approx(4 * per_call)
+    assert large.eager_s - large.time_s == pytest.approx(8 * per_call)
+    # traced: every launch stays, the host pays one execute_trace per forward
+    assert large.traced_s == pytest.approx(large.time_s + 8 * N150.op_launch_us * 1e-6 + N150.trace_replay_us * 1e-6)
+    assert small.traced_s < small.eager_s and large.traced_s < large.eager_s
+    assert large.summary()["calls"] == 8 and large.summary()["traced_us"] == pytest.approx(large.traced_s * 1e6, abs=1e-3)
+
+
+def test_a_view_is_a_call_the_host_dispatches_but_launches_nothing():
+    cost = program_cost(_relu_chain(4, view_every=2), N150)
+    assert cost.calls == 6 and cost.launches == 4
+    assert cost.eager_s - cost.time_s == pytest.approx((4 * N150.op_launch_us + 6 * N150.host_dispatch_us) * 1e-6)
+
+
+def test_weight_formats_count_each_weight_once_in_the_format_it_is_read_in():
+    a = gs.Variable("a", dtype=np.float32, shape=[1, 64, 64])
+    set_layout(a, DRAM)
+    uploads, nodes = [], []
+    for name, dtype in (("w8", "bfp8"), ("w16", "bf16")):
+        const = gs.Constant(name, np.zeros((64, 64), np.float32))
+        w = gs.Variable(name + "_d", dtype=np.float32, shape=[64, 64])
+        set_layout(w, TTNNLayout(dtype=dtype))
+        uploads.append(ttnn_node("from_torch", [const], [w], _param=name))
+    for i in range(2):  # both matmuls read both weights: each is counted once
+        for up in uploads:
+            y = gs.Variable(f"y{i}{up.attrs['_param']}", dtype=np.float32, shape=[1, 64, 64])
+            set_layout(y, DRAM)
+            nodes.append(ttnn_node("matmul", [a, up.outputs[0]], [y]))
+    formats = weight_formats(gs.Graph(nodes=uploads + nodes))
+    assert formats == {"bf16": 4 * 2048, "bfp8": 4 * 1088}  # 2x2 tiles each
