@@ -4,8 +4,8 @@ Each op computes in float32 (int64 for integer tensors) from the stored, already
 the result once to the output dtype.  Scalar operands are rounded to the tensor's dtype first (a bf16
 tensor's scalar is a bf16 value on the device).  Comparisons return 1.0 / 0.0 in the output dtype (input
 a's by default).  Supported dtypes follow the API docstrings; bfloat16 and float32 are always accepted.
-Integer facts measured on real ttnn (tools/ttnn_mock/probes/probe_integers.py, docs/ttnn-facts.md): int32 and
-uint32 operands do not mix; neg and abs keep int32; clip returns FLOAT32 for an int32 input (clamp keeps it);
+Integer facts measured on real ttnn (tools/ttnn_mock/probes/probe_integers.py, docs/ttnn-facts.md): an int32
+operand mixes with neither a uint32 nor a float one; neg and abs keep int32; clip returns FLOAT32 for an int32 input (clamp keeps it);
 divide of int32 returns FLOAT32 unless rounding_mode is given; pow of an int32 base takes a non-negative
 integer scalar exponent in TILE only; where refuses a scalar value beside an int32 tensor value.
 """
@@ -302,7 +302,8 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
             require_dtype(op, name, t, allowed)
     same_device(op, *tensors)
     _broadcast_shape(op, *tensors)
-    if len({t._dtype for t in tensors} & {D.INT32, D.UINT32}) == 2:
+    kinds = {t._dtype for t in tensors}
+    if len(kinds) == 2 and kinds & {D.INT32, D.UINT32}:  # int32 beside uint32 or beside a float
         raise RuntimeError(f"TT_FATAL: {op}: Mixed dtype is not supported (dtype A: "
                            f"DataType::{tensors[0]._dtype.name}, dtype B: DataType::{tensors[1]._dtype.name})")
     x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)

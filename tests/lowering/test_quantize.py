@@ -167,6 +167,24 @@ def test_matmul_integer_is_exact_in_fp32():
     assert report.passed, report
 
 
+def test_an_int32_bias_added_to_a_matmul_integer_meets_it_as_a_float():
+    """MatMulInteger's integer result is computed in float; its int32 bias (onnxruntime's dynamic quantizer
+    writes ConvInteger/MatMulInteger + Add(int32 bias)) is typecast to float for the add: ttnn refuses a bfloat16
+    beside an int32 (ddddocr's int8 recognizer failed so on the real ttnn mock), and so does the simulator."""
+    a = rng.integers(0, 256, (4, 40)).astype(np.uint8)
+    b = rng.integers(-128, 128, (40, 8)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, (8,)).astype(np.int32)
+    nodes = [helper.make_node("MatMulInteger", ["a", "b", "az"], ["m"], name="mmi"),
+             helper.make_node("Add", ["m", "bias"], ["y"], name="bias_add")]
+    model = _model(nodes, [V("a", U8, [4, 40])], [V("y", I32, [4, 8])],
+                   [_const("b", b), _const("az", np.uint8(7)), _const("bias", bias)], opset=13)
+    conversion = convert(model, dtype="fp32")
+    add = next(n for n in conversion.module.graph.nodes if n.op == "add")
+    assert {np.dtype(t.dtype).kind for t in add.inputs} == {"f"}
+    report = verify(model, conversion=conversion, inputs={"a": a})
+    assert report.passed, report
+
+
 def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
     from onnx2ttnn.ir.cost import BFP8_TILE_BYTES, _bytes
     from onnx2ttnn.ir.graph import layout_of

@@ -53,6 +53,10 @@ def test_int32_and_uint32_do_not_mix_and_where_takes_int32_values_as_tensors(ttn
     u = ints(ttnn, device, torch.tensor([1, 2, 3]), dtype=ttnn.uint32)
     with pytest.raises(RuntimeError, match="Mixed dtype"):
         ttnn.add(a, u)
+    f = ttnn.from_torch(torch.tensor([1.0, 2.0, 3.0]), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    for x, y in ((f, a), (a, f)):  # nor an int32 beside a float (seen on the real mock: ddddocr_int8)
+        with pytest.raises(RuntimeError, match="Mixed dtype"):
+            ttnn.add(x, y)
     cond = ttnn.gt(ttnn.from_torch(torch.tensor([1.0, -1.0, 2.0]), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
                                    device=device), 0.0)
     with pytest.raises(RuntimeError, match="Mixed dtype"):
