@@ -127,8 +127,9 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     for buf in buffers(graph):
         lay = layout_of(buf.root)
         size = per_bank(buf.root, lay, device)
-        last = n - 1 if buf.is_param else buf.last
-        for step in range(buf.first, last + 1):
+        # a weight holds its buffer from load_parameters on, before the forward pass's first call
+        first, last = (0, n - 1) if buf.is_param else (buf.first, buf.last)
+        for step in range(first, last + 1):
             if lay.buffer == "l1":
                 report.l1_per_core[step] += size
             else:
