@@ -1,8 +1,8 @@
 """Memory-plan quality: modelled DRAM traffic and device time of --memory dram / l1 / auto, against the floor.
 
 For each model: converts it three times and evaluates the cost model (onnx2ttnn/ir/cost.py) on each placed
-program.  Prints one table: DRAM traffic per forward pass of each policy and the floor (every weight read
-once + inputs + outputs), auto's traffic as a ratio of dram's and of the floor, the estimated device time of
+program.  Prints one table: DRAM traffic per forward pass of each policy and the floor of auto's program
+(every weight not resident in L1 read once at its format + inputs + outputs), auto's traffic as a ratio of dram's and of the floor, the estimated device time of
 each policy, the number of sharded buffers auto chose, and auto's planning share (the place-memory and
 insert-moves passes' time / the whole auto conversion) and auto's conversion time as a ratio of the dram policy's.
 Usage: python benchmarks/bench_memory.py [--full] [--models mlp cnn bert ...] [--device n150] [--repeats 3]

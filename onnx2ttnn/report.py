@@ -70,7 +70,8 @@ class Report:
         ratio = self.dram_bytes / self.floor_bytes if self.floor_bytes else 0.0
         lines += ["", f"memory policy: {self.memory}",
                   f"DRAM traffic: {self.dram_bytes / 1e6:.3f} MB per forward pass, floor {self.floor_bytes / 1e6:.3f} MB "
-                  f"({ratio:.2f}x the floor: each weight read once in its format, plus inputs and outputs)",
+                  f"({ratio:.2f}x the floor: each weight not resident in L1 read once in its format, plus inputs "
+                  "and outputs)",
                   f"estimated device time: {self.time_us:.1f} us",
                   f"ttnn calls per forward: {self.calls} ({self.launches} run a device program; deallocations, "
                   f"weight uploads and host fallbacks not counted)",
@@ -154,8 +155,9 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     for buf in buffers(graph):
         lay = layout_of(buf.root)
         size = per_bank(buf.root, lay, device)
-        last = n - 1 if buf.is_param else buf.last
-        for step in range(buf.first, last + 1):
+        # a weight holds its buffer from load_parameters on, before the forward pass's first call
+        first, last = (0, n - 1) if buf.is_param else (buf.first, buf.last)
+        for step in range(first, last + 1):
             if lay.buffer == "l1":
                 report.l1_per_core[step] += size
             else:

@@ -80,12 +80,13 @@ def _rows(model, memory="auto"):
     return {r.tensor: r for r in placement_report(onnx2ttnn.convert(model, memory=memory)).rows if r.buffer != "host"}
 
 
-def test_the_reason_of_a_large_weight_a_dram_path_conv_and_a_sharded_chain():
+def test_the_reason_of_a_resident_weight_a_dram_path_conv_and_a_sharded_chain():
     from tests.memory.memory_models import chain, conv_model, shared_weight_model
 
     weight = _rows(shared_weight_model(512))["w"]
-    assert (weight.op, weight.buffer) == ("from_torch", "dram")
-    assert weight.reason == "DRAM: weight, not small (8192 B per bank > 2048)"
+    assert (weight.op, weight.buffer) == ("from_torch", "l1")
+    assert weight.reason == "L1 interleaved, resident: read 2 times per forward, saves 1048576 DRAM bytes per forward"
+    assert _rows(shared_weight_model(512), memory="dram")["w"].buffer == "dram"
     conv = next(r for r in _rows(conv_model(False, kernel=9)).values() if r.op == "conv2d")
     assert conv.buffer == "dram" and conv.reason == "DRAM: producer conv2d writes DRAM only (conv on its DRAM path)"
     chained = [r for r in _rows(chain((1, 1, 2048, 64))).values() if r.op in ("relu", "exp", "sigmoid")]

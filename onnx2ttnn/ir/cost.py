@@ -2,7 +2,8 @@
 
 For every ttnn call of the forward pass (parameter uploads run once in load_parameters and are not counted):
 - bytes: each device input is read once and each output written once, in the buffer its layout names (a
-  weight is read once per call that uses it; views and deallocations move nothing; conv weights, prepared
+  weight is read once per call that uses it, from DRAM or, resident in L1 across forward calls
+  (memory/resident.py), from L1; views and deallocations move nothing; conv weights, prepared
   on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
   reads of their float32 bytes, as ttnn prepares them, on every call, or of their bfloat8_b tiles
   ([KH*KW*IC/groups, OC] tile-padded, 1088 B a tile) when the conv's Conv2dConfig asks weights_dtype
@@ -13,9 +14,13 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
   bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an
   interleaved L1 page is fetched over the NoC from another core (NoC port rate), a sharded one (height or
-  width) is local (L1 read rate).  An op runs on min(cores, output pages)
-  cores, or on the cores holding its output's shards when that is sharded.
-Totals: modelled DRAM traffic, the floor (every weight read once + program inputs + outputs), device time.
+  width) is local (L1 read rate); the NoC ports carry the DRAM pages too, so a core reading DRAM and
+  remote L1 pages spends the sum at its ports (a weight resident in L1 is never slower than in DRAM).  An op
+  runs on min(cores, output pages) cores, or on the cores holding its output's shards when that is sharded.
+Totals: modelled DRAM traffic, the floor, device time.  The floor: every weight not resident in L1 read once
+at its format (its layout's dtype, or what a conv prepares it as), plus the program's inputs and outputs in
+their device layouts; a resident weight costs no DRAM bytes per forward (it was uploaded once, in
+load_parameters, which is not counted).
 Dispatch (docs/design.md §6.20): every ttnn call of the forward (deallocations, weight uploads and host
 fallbacks excluded) costs DeviceSpec.host_dispatch_us on the host when the program runs eagerly; every call
 that runs a device program (not a view, not a FREE op) costs DeviceSpec.op_launch_us on the device, traced or
@@ -189,9 +194,12 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     else:
         compute = cost.flops / (device.vector_gflops_per_core * 1e9 * cost.cores)
     dram = cost.dram_bytes / (min(device.dram_gbps, device.noc_gbps_per_core * cost.cores) * 1e9)
-    l1 = ((cost.l1_read + cost.l1_write) / (device.noc_gbps_per_core * 1e9 * cost.cores)
+    # every page not in the core's own bank, DRAM or another core's L1, comes through the core's NoC port
+    noc_bytes = cost.l1_read + cost.l1_write + cost.dram_bytes
+    l1 = (noc_bytes / (device.noc_gbps_per_core * 1e9 * cost.cores)
           + (cost.local_read + cost.local_write) / (device.l1_gbps_per_core * 1e9 * cost.cores))
-    cost.time_s, cost.bound = max((compute, "compute"), (dram, "dram"), (l1, "l1"))
+    # the largest term; on a tie DRAM is named first (a few cores reading DRAM: both terms are their NoC ports)
+    cost.time_s, cost.bound = max(((dram, "dram"), (l1, "l1"), (compute, "compute")), key=lambda term: term[0])
     if cost.time_s == 0.0:
         cost.bound = ""
     return cost
@@ -262,7 +270,8 @@ def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_
 
 
 def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
-    """Every weight read once, plus the program's inputs and outputs, in their device layouts."""
+    """Every weight not resident in L1 read once at its format, plus the program's inputs and outputs, in their
+    device layouts (module docstring)."""
     total = 0
     for node in graph.nodes:
         if is_param_upload(node):
@@ -275,7 +284,8 @@ def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
         if node.op == "to_torch":
             layout = layouts(node.inputs[0])
             total += total_bytes(node.inputs[0].shape, layout)
-    return total + sum(nbytes for _, _, nbytes in weights(graph, layouts).values())
+    return total + sum(nbytes for tensor, _, nbytes in weights(graph, layouts).values()
+                       if layouts(tensor).buffer != "l1")
 
 
 def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs.Tensor, str, int]]:

@@ -4,8 +4,9 @@ per bank, the DRAM bytes L1 would save, and what pins it to DRAM.
 A buffer is pinned to DRAM when its producer always writes DRAM (`writes_dram_only`: an op whose
 ir/ttnn_ops.py output_buffer is "dram", such as conv_transpose2d, or a conv2d kept on its DRAM path by
 ir/placements.py conv_all_in_l1), or when a conv kept on its DRAM path reads it (an L1 input would make
-real ttnn take the all-in-L1 path, which that conv does not fit).  Under `auto` a weight is worth L1 only
-when it is small (SMALL_WEIGHT_BYTES) and read at least twice; it then holds L1 for the whole program.
+real ttnn take the all-in-L1 path, which that conv does not fit).  A weight (a parameter load_parameters
+uploads to the device) lives over the whole schedule and across forward calls; in L1 it saves its bytes, at
+its layout's dtype, once per read in every forward pass (policies.py weighs it after the activations).
 """
 from __future__ import annotations
 
@@ -20,17 +21,13 @@ from onnx2ttnn.ir.liveness import Buffer
 from onnx2ttnn.ir.placements import conv_all_in_l1
 from onnx2ttnn.ir.ttnn_ops import op_info
 
-# Not measured: one bf16 tile per bank.  A weight this small costs every core at most one tile of L1 for the
-# whole program, which the plan can afford for weights read more than once; larger weights are read from DRAM.
-SMALL_WEIGHT_BYTES = 2048
-
 
 @dataclass
 class BufferFacts:
     """One buffer as the planner sees it."""
 
     buf: Buffer
-    first: int  # live range in schedule indices (a weight in L1 lives over the whole program)
+    first: int  # live range in schedule indices (a weight lives over the whole program)
     last: int
     l1: TTNNLayout  # its layout in L1 interleaved
     interleaved_bytes: int  # bytes per L1 bank, interleaved
@@ -61,12 +58,8 @@ def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) -
     first, last = buf.first, buf.last
     if buf.is_param:
         first, last = 0, last_index
-        if size > SMALL_WEIGHT_BYTES:
-            return BufferFacts(buf, first, last, l1, size, size, 0, reads,
-                               f"weight, not small ({size} B per bank > {SMALL_WEIGHT_BYTES})")
-        if len(reads) < 2:
-            read = {0: "never read", 1: "read once"}.get(len(reads), "")
-            return BufferFacts(buf, first, last, l1, size, size, 0, reads, f"weight {read}")
+        if not reads:
+            return BufferFacts(buf, first, last, l1, size, size, 0, reads, "weight never read")
         return BufferFacts(buf, first, last, l1, size, size, nbytes * len(reads), reads)
     pinned = dram_pin(buf, device.cores)
     return BufferFacts(buf, first, last, l1, size, size, 0 if pinned else nbytes * (1 + len(reads)), reads, pinned)

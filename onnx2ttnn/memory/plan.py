@@ -8,7 +8,8 @@ tensor; they read like
 
     L1 interleaved: saves 98304 DRAM bytes; not sharded: height: reader layer_norm does not accept it, ...
     height-sharded 8x8: modelled time -37 %; L1 interleaved: saves 786432 DRAM bytes
-    DRAM: weight, not small (12288 B per bank > 2048)
+    L1 interleaved, resident: read once per forward, saves 131072 DRAM bytes per forward
+    DRAM: weight, 786432 B per bank, does not fit in the 450000 B per bank the activations leave
     DRAM: producer conv2d writes DRAM only (conv on its DRAM path); its readers read a copy in L1
     DRAM: feeds a DRAM-path conv
     DRAM: no L1 room over its live range

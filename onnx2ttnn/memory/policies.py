@@ -6,12 +6,13 @@ buffer it puts in L1 (the others stay in DRAM interleaved) and, for every buffer
 - `l1`: walking the schedule, a buffer goes to L1 interleaved when it fits beside the L1 buffers live over
   its range (first come, first served along the schedule); weights, and buffers pinned to DRAM (buffers.py
   dram_pin), stay in DRAM; then the allocator replay.
-- `auto`: 1. residency: every buffer that may live in L1 is worth the DRAM bytes it saves (its size times
-  its write plus every read of it in the forward pass); buffers are taken by benefit per byte-per-bank per
-  scheduled node, each only if it fits over its whole live range.  2. sharding where the op facts allow and
-  the cost model pays (sharding.py).  3. the allocator replay.  4. candidate moves out of DRAM (moves.py):
-  planned like any buffer, kept where they pay; those that do not are removed and the rest replanned, up
-  to MOVE_ROUNDS times.
+- `auto`: 1. residency: every activation that may live in L1 is worth the DRAM bytes it saves (its size
+  times its write plus every read of it in the forward pass); buffers are taken by benefit per byte-per-bank
+  per scheduled node, each only if it fits over its whole live range.  2. sharding where the op facts allow
+  and the cost model pays (sharding.py).  3. the allocator replay of the activations.  4. resident weights
+  in what the activations leave (resident.py), replayed again with them first.  5. candidate moves out of
+  DRAM (moves.py): planned like any buffer, kept where they pay; those that do not are removed and the rest
+  replanned, up to MOVE_ROUNDS times.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from onnx2ttnn.ir.liveness import Buffer, buffers
 from onnx2ttnn.memory import moves as candidate_moves
 from onnx2ttnn.memory.budget import usable_l1_per_core
 from onnx2ttnn.memory.buffers import BufferFacts, describe
-from onnx2ttnn.memory.replay import replay
+from onnx2ttnn.memory.replay import replay_extent
+from onnx2ttnn.memory.resident import choose_resident
 from onnx2ttnn.memory.sharding import choose_shards
 from onnx2ttnn.memory.view import PlanningView
 
@@ -98,7 +100,9 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     """Residency, sharding and the allocator replay over the view as it stands (module docstring)."""
     bufs = buffers(view)
     scheduled = {id(node) for node in view.nodes}
-    facts = [describe(buf, len(view.nodes) - 1, device, scheduled) for buf in bufs]
+    described = [describe(buf, len(view.nodes) - 1, device, scheduled) for buf in bufs]
+    weights = [f for f in described if f.buf.is_param]
+    facts = [f for f in described if not f.buf.is_param]
     choice = Choice(bufs)
     headroom = _room(view, device)
     worth = [f for f in facts if f.benefit > 0]
@@ -113,7 +117,11 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
         if item.benefit == 0:
             choice.why[id(item.buf.root)] = f"DRAM: {item.pinned}" if item.pinned else "DRAM: saves no DRAM bytes"
     choose_shards(facts, choice.l1, headroom, device, choice.why)
-    _replay([f for f in facts if id(f.buf.root) in choice.l1], choice, device)
+    extent = _replay([f for f in facts if id(f.buf.root) in choice.l1], choice, device)
+    room = min(int(headroom.min()), usable_l1_per_core(device) - extent)
+    if choose_resident(weights, room, choice.l1, choice.why):
+        placed = [f for f in weights + facts if id(f.buf.root) in choice.l1]  # weights first: load_parameters
+        _replay(placed, choice, device)
     return choice
 
 
@@ -136,13 +144,15 @@ def _no_room(view: PlanningView, room: np.ndarray, first: int, last: int, size: 
     return "DRAM: no L1 room over its live range"
 
 
-def _replay(items: list[BufferFacts], choice: Choice, device: DeviceSpec) -> None:
-    """Demote the L1 buffers the allocator replay finds no block for; record the peak."""
-    demoted, choice.peak = replay(items, usable_l1_per_core(device))
+def _replay(items: list[BufferFacts], choice: Choice, device: DeviceSpec) -> int:
+    """Demote the L1 buffers the allocator replay finds no block for; record the peak; return the extent
+    (replay.py replay_extent)."""
+    demoted, choice.peak, extent = replay_extent(items, usable_l1_per_core(device))
     for item in demoted:
         del choice.l1[id(item.buf.root)]
         choice.why[id(item.buf.root)] = DEMOTED
-    choice.demoted = len(demoted)
+    choice.demoted += len(demoted)
+    return extent
 
 
 def _explain_move(move, choice: Choice, pays: str) -> None:

@@ -3,8 +3,11 @@ find contiguous room, not only enough bytes in total.
 
 The real allocator gives every L1 buffer the same range of addresses in every bank, taken top-down, first
 fit, and frees it at the buffer's deallocation (docs/ttnn-facts.md section 2, "Placement").  The replay
-walks the schedule: at each index it places the buffers born there (in plan order), then frees those whose
-last use it is (weights are never freed).  A buffer that finds no block is demoted to DRAM.
+walks the schedule: at each index it places the buffers born there (in the order given), then frees those
+whose last use it is (weights are never freed).  A buffer that finds no block is demoted to DRAM.  Weights
+resident in L1 are given first: load_parameters allocates them before the forward pass's first tensor, so
+they hold the top of every bank and the activations' blocks lie below them, each as far below as the
+weights take (`extent` tells how far down the activations reach without them).
 """
 from __future__ import annotations
 
@@ -12,6 +15,12 @@ from __future__ import annotations
 def replay(items: list, capacity: int) -> tuple[list, int]:
     """The items (with `first`, `last`, `reserved` bytes per bank and `buf.is_param`) that find no block in
     `capacity` bytes per bank, and the peak bytes per bank in use."""
+    demoted, peak, _ = replay_extent(items, capacity)
+    return demoted, peak
+
+
+def replay_extent(items: list, capacity: int) -> tuple[list, int, int]:
+    """replay's answer and the extent: how far below the bank top the lowest block placed reaches."""
     starts: dict[int, list] = {}
     ends: dict[int, list] = {}
     for item in items:
@@ -20,7 +29,7 @@ def replay(items: list, capacity: int) -> tuple[list, int]:
     free = [(0, capacity)]  # (offset from the bank top, length), sorted by offset
     where: dict[int, tuple] = {}
     demoted = []
-    used = peak = 0
+    used = peak = extent = 0
     for index in sorted(set(starts) | set(ends)):
         for item in starts.get(index, []):
             for k, (offset, length) in enumerate(free):
@@ -29,6 +38,7 @@ def replay(items: list, capacity: int) -> tuple[list, int]:
                     free[k] = (offset + item.reserved, length - item.reserved)
                     used += item.reserved
                     peak = max(peak, used)
+                    extent = max(extent, offset + item.reserved)
                     break
             else:
                 demoted.append(item)
@@ -36,7 +46,7 @@ def replay(items: list, capacity: int) -> tuple[list, int]:
             if id(item) in where and not item.buf.is_param:
                 free = _release(free, *where.pop(id(item)))
                 used -= item.reserved
-    return demoted, peak
+    return demoted, peak, extent
 
 
 def _release(free: list, offset: int, length: int) -> list:

@@ -63,8 +63,6 @@ def choose_shards(facts: list[BufferFacts], chosen: dict, headroom, device: Devi
             item.reserved += trial.extra
             kind = sharded.memory_layout.replace("_", "-")
             why[key] = f"{kind} {sharded.grid[0]}x{sharded.grid[1]}: modelled time -{trial.saved:.0f} %; {saves}"
-        elif item.buf.is_param:
-            why[key] = f"L1 interleaved: small weight read {len(item.reads)} times, saves {item.benefit} DRAM bytes"
         else:
             why[key] = f"{saves}; not sharded: {_joined(refused)}"
 

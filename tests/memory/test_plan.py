@@ -2,7 +2,12 @@
 and, for every buffer, the reason for its placement."""
 from __future__ import annotations
 
+import dataclasses
+import math
+
+from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import layout_of
+from onnx2ttnn.memory.budget import OP_SCRATCH_RESERVE
 from onnx2ttnn.memory.plan import plan_memory
 from tests.memory.memory_models import chain, conv_model, run_pipeline, shared_weight_model
 
@@ -54,11 +59,29 @@ def _weight_reasons(model, policy="auto"):
             if n.op == "from_torch" and n.attrs.get("_param")]
 
 
-def test_weights_stay_in_dram_unless_small_and_read_twice_and_the_plan_says_why(mlp_path):
-    # 512x512 bf16: 256 tiles over 64 banks, 8192 B per bank
-    assert _weight_reasons(shared_weight_model(512)) == ["DRAM: weight, not small (8192 B per bank > 2048)"]
-    # 64x64: 4 tiles, one per bank at most, read by both matmuls
-    assert _weight_reasons(shared_weight_model(64)) == [
-        "L1 interleaved: small weight read 2 times, saves 16384 DRAM bytes"]
-    assert set(_weight_reasons(mlp_path)) == {"DRAM: weight read once"}  # each MLP weight has one reader
+def _device_leaving(room):
+    """n150 with a bank small enough that the op scratch reserve leaves `room` bytes per core for tensors."""
+    n150 = get_device("n150")
+    return dataclasses.replace(n150, l1_bank_bytes=math.ceil((OP_SCRATCH_RESERVE + room) / n150.l1_safety))
+
+
+def test_weights_are_resident_in_l1_when_they_fit_beside_the_activations_and_the_plan_says_why(mlp_path):
+    # 512x512 bf16: 256 tiles over 64 banks, 8192 B per bank, read by both matmuls: 2 x 524288 B saved
+    assert _weight_reasons(shared_weight_model(512)) == [
+        "L1 interleaved, resident: read 2 times per forward, saves 1048576 DRAM bytes per forward"]
+    assert {r.split(":")[0] for r in _weight_reasons(mlp_path)} == {"L1 interleaved, resident"}
     assert _weight_reasons(shared_weight_model(64), "l1") == ["DRAM: weight (the l1 policy keeps weights in DRAM)"]
+    assert _weight_reasons(shared_weight_model(64), "dram") == ["DRAM: --memory dram"]
+
+
+def test_a_weight_stays_in_dram_when_the_activations_leave_too_little_l1_and_the_plan_says_why():
+    module, _ = run_pipeline(shared_weight_model(512), passes="decompose-layouts")
+    # the activations ([32, 512] bf16: 2048 B per bank each) peak at 4096 B per bank (x and h, h and r, r and y)
+    small = plan_memory(module.graph, _device_leaving(4096 + 8191), "auto")
+    weight = next(n for n in module.graph.nodes if n.op == "from_torch" and n.attrs.get("_param")).outputs[0]
+    assert small.reasons[weight] == ("DRAM: weight, 8192 B per bank, does not fit in the 8191 B per bank "
+                                     "the activations leave")
+    assert not [r for t, r in small.reasons.items() if not r.startswith("L1") and t is not weight]
+    fits = plan_memory(module.graph, _device_leaving(4096 + 8192), "auto")
+    assert fits.reasons[weight].startswith("L1 interleaved, resident: read 2 times")
+    assert fits.peak == 4096 + 8192 and small.peak == 4096  # the resident weight holds its bytes throughout

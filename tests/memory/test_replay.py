@@ -6,7 +6,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.liveness import Buffer
 from onnx2ttnn.memory.buffers import BufferFacts
-from onnx2ttnn.memory.replay import replay
+from onnx2ttnn.memory.replay import replay, replay_extent
 
 
 def _item(name, first, last, size, is_param=False):
@@ -29,3 +29,14 @@ def test_replay_reuses_a_freed_block_and_never_frees_weights():
     assert demoted == [] and peak == 4  # b takes a's block once a is freed at 1
     demoted, _ = replay([weight, a, b, _item("c", 2, 3, 2)], capacity=4)
     assert [item.buf.root.name for item in demoted] == ["c"]  # the weight still holds its block
+
+
+def test_replay_extent_is_how_far_down_the_lowest_block_reaches_and_weights_first_shift_it():
+    a, b, c = _item("a", 0, 1, 2), _item("b", 1, 3, 1), _item("c", 2, 3, 1)
+    # a takes 0..1, b 2, a frees 0..1, c takes 0: the lowest block reached is b's, ending at 3
+    assert replay_extent([a, b, c], capacity=8) == ([], 3, 3)
+    # a weight given first holds the top 2 units; the same blocks, each 2 lower
+    weight = _item("w", 0, 3, 2, is_param=True)
+    assert replay_extent([weight, a, b, c], capacity=8) == ([], 5, 5)
+    # without room for that shift, the activation reaching lowest is the one demoted
+    assert [item.buf.root.name for item in replay_extent([weight, a, b, c], capacity=4)[0]] == ["b"]

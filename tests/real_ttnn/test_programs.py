@@ -3,6 +3,7 @@
 allocated, and the simulator's per-bank usage after loading the parameters equals the real allocator's."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from pathlib import Path
@@ -12,8 +13,10 @@ import torch
 
 import onnx2ttnn
 from onnx2ttnn import sim
+from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.sim import runtime
 from tests.e2e.test_end_to_end import _view_model
+from tests.real_ttnn.test_allocation import MOCK_GRIDS
 
 MODELS = ["mlp_path", "cnn_path", "bert_path"]
 
@@ -26,8 +29,11 @@ def _convert(model, out_dir, memory: str, device: str, **options) -> str:
 
 def _simulated_parameter_memory(program: str, device: str) -> tuple[dict, dict]:
     """Bytes per bank the simulator holds once load_parameters ran, and what a forward pass added to the
-    parameters (conv weights it prepared), each {'L1': n, 'DRAM': n}."""
-    runtime.configure(device)
+    parameters (conv weights it prepared), each {'L1': n, 'DRAM': n}.  The simulated device has the mock's
+    grid (p150: 13x10 L1 banks, where the program plans for 11x10): an interleaved L1 weight whose pages do not
+    divide evenly reserves per bank what its pages over the real bank count take."""
+    grid_x, grid_y = MOCK_GRIDS[device]
+    runtime.configure(dataclasses.replace(get_device(device), grid_x=grid_x, grid_y=grid_y))
     try:
         with runtime.install():
             spec = importlib.util.spec_from_file_location("sim_program", program)
@@ -124,6 +130,9 @@ def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> No
     assert (prepared["DRAM"] > 0) == (simulated_prepared["DRAM"] > 0) == ("ttnn.conv2d(" in Path(program).read_text())
     if memory == "l1":
         assert report["peak"]["l1_allocated_per_bank"] > 0, "the l1 policy placed nothing in L1 on real ttnn"
+    if memory == "auto" and "memory_config=ttnn.L1_MEMORY_CONFIG)" in Path(program).read_text().split("def forward")[0]:
+        # weights resident in L1 (memory/resident.py): held from load_parameters through both forward passes
+        assert _allocated(params["L1"]) > 0 and _allocated(after["L1"]) >= _allocated(params["L1"])
 
 
 @pytest.mark.parametrize("case", ["contrib", "loop", "two_regions"])

@@ -43,8 +43,8 @@ def load_parameters(device, path=None):
         params['block_b_conv_bn_bias'] = ttnn.from_torch(torch.from_numpy(data['block_b_conv_bn_bias']), dtype=ttnn.float32)
         params['head_conv_w_bn'] = ttnn.from_torch(torch.from_numpy(data['head_conv_w_bn']), dtype=ttnn.float32)
         params['head_conv_conv_bn_bias'] = ttnn.from_torch(torch.from_numpy(data['head_conv_conv_bn_bias']), dtype=ttnn.float32)
-        params['fc_w_t'] = ttnn.from_torch(torch.from_numpy(data['fc_w_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc_w_t'] = ttnn.from_torch(torch.from_numpy(data['fc_w_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     return params
 
 
@@ -62,7 +62,7 @@ def forward(device, params, *, image):
     pool1 = ttnn.max_pool2d(stem_out, batch_size=1, input_h=32, input_w=32, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, dilation=[1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(stem_out)
     # 'block.a.conv'
-    block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)), slice_config=ttnn.Conv2dL1FullSliceConfig)
     # 'block.b.conv'
     block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)), slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)

@@ -40,8 +40,8 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['b'] = ttnn.from_torch(torch.from_numpy(data['b']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['b'] = ttnn.from_torch(torch.from_numpy(data['b']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     return params
 
 

@@ -33,12 +33,12 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['fc1_weight_t'] = ttnn.from_torch(torch.from_numpy(data['fc1_weight_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['h1_bias'] = ttnn.from_torch(torch.from_numpy(data['h1_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['fc2_weight'] = ttnn.from_torch(torch.from_numpy(data['fc2_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['h2b_bias'] = ttnn.from_torch(torch.from_numpy(data['h2b_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['head_weight'] = ttnn.from_torch(torch.from_numpy(data['head_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc1_weight_t'] = ttnn.from_torch(torch.from_numpy(data['fc1_weight_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['h1_bias'] = ttnn.from_torch(torch.from_numpy(data['h1_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['fc2_weight'] = ttnn.from_torch(torch.from_numpy(data['fc2_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['h2b_bias'] = ttnn.from_torch(torch.from_numpy(data['h2b_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['head_weight'] = ttnn.from_torch(torch.from_numpy(data['head_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     return params
 
 
