@@ -14,7 +14,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Optional
 
-from models import export, zoo
+import numpy as np
+
+from models import export, wheels, zoo
 from onnx2ttnn.options import Options
 
 PCC_MIN = 0.99
@@ -71,13 +73,14 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
         stage = "convert"
         program = os.path.join(workdir, f"{entry.name}_ttnn.py") if workdir else f"{entry.name}_ttnn.py"
         start = time.perf_counter()
-        conversion = onnx2ttnn.convert(path, program, memory=memory)
+        conversion = onnx2ttnn.convert(path, program, memory=memory, input_shapes=dict(entry.shapes))
         result.convert_seconds = time.perf_counter() - start
         result.ttnn_ops = sum(conversion.op_counts().values())
         result.fallback_detail = dict(conversion.fallback_counts())
         result.fallback_ops = sum(result.fallback_detail.values())
         stage = "simulator"
-        report = verify(path, conversion=conversion, trace=True)
+        feeds = wheels.feeds(entry, path)
+        report = verify(path, conversion=conversion, trace=True, inputs=feeds)
         result.pcc = {o.name: o.pcc for o in report.outputs}
         result.leaks = len(report.leaks)
         result.peak_l1_per_core = report.peak_l1_per_core
@@ -88,7 +91,11 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
         if mock is not None:
             stage = "real-ttnn"
             conversion.write(program)
-            run = mock.run_program(program)
+            inputs = None
+            if feeds is not None:  # (the mock's own random inputs would not take the branch the values pick)
+                inputs = os.path.splitext(program)[0] + "_inputs.npz"
+                np.savez(inputs, **feeds)
+            run = mock.run_program(program, inputs=inputs)
             result.real_ttnn = "ok" if run["ok"] else (run.get("error") or "failed")
             if not run["ok"]:
                 raise AssertionError(f"real ttnn: {result.real_ttnn}")

