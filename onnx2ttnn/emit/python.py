@@ -56,6 +56,7 @@ class EmittedProgram:
     weights: dict[str, np.ndarray]
     line_of_node: dict[int, int] = field(default_factory=dict)  # forward line -> node index
     regions: dict[str, bytes] = field(default_factory=dict)  # file name (next to the weights) -> region model
+    trace: str = ""  # whether --trace can capture the forward (ir/traceable.py TracePlan.summary)
 
 
 def region_files(weights_file: str, count: int) -> list[str]:
@@ -283,7 +284,8 @@ class PythonEmitter:
         if self.trace.traceable:
             self._traced_parts(w, inputs)
         program_template.main(w)
-        return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)))
+        return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
+                              self.trace.summary())
 
     def _forward(self, w: CodeWriter, nodes: list[gs.Node], inputs: dict) -> dict[int, int]:
         signature = ", ".join(inputs)
@@ -334,16 +336,16 @@ class PythonEmitter:
         uploads = ", ".join(f"{ascii(self.name(n.outputs[0]))}: {self.name(n.outputs[0])}" for n in plan.uploads)
         w.line(f"def forward_inputs(device, *, {signature}):" if signature else "def forward_inputs(device):")
         with w.indent():
-            w.line('"""The inputs uploaded into new device buffers in the forward\'s input placement (--trace: the '
-                   'persistent buffers each new input is copied into)."""')
+            w.line('"""The inputs uploaded into new device buffers in the forward\'s input placement')
+            w.line('(--trace: the persistent buffers each new input is copied into)."""')
             self._statements(w, plan.uploads)
             w.line(f"return {{{uploads}}}")
         w.line()
         w.line()
         w.line(f"def host_inputs(*, {signature}):" if signature else "def host_inputs():")
         with w.indent():
-            w.line('"""The inputs as host tensors of their device buffers\' dtype and layout (for '
-                   'ttnn.copy_host_to_device_tensor)."""')
+            w.line('"""The inputs as host tensors of their device buffers\' dtype and layout')
+            w.line('(for ttnn.copy_host_to_device_tensor)."""')
             for node in plan.uploads:
                 w.line(f"{self.name(node.outputs[0])} = {self.call(node, host=True)}")
             w.line(f"return {{{uploads}}}")

@@ -96,6 +96,7 @@ class _Trace:
     produced: dict = field(default_factory=dict)  # id(tensor) -> (call index, path)
     external: dict = field(default_factory=dict)  # id(tensor) -> (tensor, its buffer's address at capture)
     captured: bool = False
+    restore: tuple = ()  # (the module's unwrapped calls, the device's own allocate) while capturing
 
 
 def _state(device) -> dict:
@@ -199,13 +200,17 @@ def begin_trace_capture(mesh_device, *, cq_id=None) -> MeshTraceId:
             if depth[0]:
                 return fn(*args, **kwargs)
             if name in _NOT_IN_CAPTURE:
+                _stop_capture(mesh_device, trace)  # the capture is abandoned: the module is restored
                 raise TraceError(f"ttnn.{name} inside a trace capture: it {_NOT_IN_CAPTURE[name]}, which a trace "
                                  "cannot record (only device ops between begin_trace_capture and end_trace_capture)")
-            if name == "deallocate":
-                _check_dealloc(trace, args[0] if args else kwargs.get("tensor"))
             depth[0] += 1
             try:
+                if name == "deallocate":
+                    _check_dealloc(trace, args[0] if args else kwargs.get("tensor"))
                 result = fn(*args, **kwargs)
+            except BaseException:
+                _stop_capture(mesh_device, trace)
+                raise
             finally:
                 depth[0] -= 1
             _record(trace, fn, name, args, kwargs, result)
@@ -225,19 +230,25 @@ def begin_trace_capture(mesh_device, *, cq_id=None) -> MeshTraceId:
     return trace_id
 
 
-def end_trace_capture(mesh_device, trace_id, *, cq_id=None) -> None:
-    """Stop recording; check that nothing the capture allocated leaked; the captured values become undefined."""
+def _stop_capture(device, trace: _Trace) -> None:
+    """Unwrap the module's calls and the device's allocator (at the end of a capture, or when it fails)."""
     import onnx2ttnn.sim as sim
 
+    saved, original_allocate = trace.restore
+    for name, obj in saved.items():
+        setattr(sim, name, obj)
+    device.allocate = original_allocate
+    _state(device)["capture"] = None
+
+
+def end_trace_capture(mesh_device, trace_id, *, cq_id=None) -> None:
+    """Stop recording; check that nothing the capture allocated leaked; the captured values become undefined."""
     state = _state(mesh_device)
     trace = state["traces"].get(trace_id.value)
     if trace is None or state["capture"] is not trace:
         raise TraceError(f"end_trace_capture: trace {trace_id!r} is not being captured")
-    saved, original_allocate = trace.restore
-    for name, obj in saved.items():
-        setattr(sim, name, obj)
-    mesh_device.allocate = original_allocate
-    state["capture"], trace.captured = None, True
+    _stop_capture(mesh_device, trace)
+    trace.captured = True
     held = {id(t._buffer) for call in trace.calls for _, ref in call.results
             if (t := ref()) is not None and not t._released}
     for buffer in trace.allocations:
