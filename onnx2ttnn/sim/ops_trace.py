@@ -204,13 +204,13 @@ def _walk(value, path=()):
             yield from _walk(item, path + (i,))
 
 
-def _substitute(value, lookup):
-    """`value` with each tensor replaced by lookup(tensor)."""
-    if isinstance(value, Tensor):
+def _substitute(value, kind, lookup):
+    """`value` with each item of type `kind` (in nested lists and tuples) replaced by lookup(item)."""
+    if isinstance(value, kind):
         return lookup(value)
     if isinstance(value, (list, tuple)):
-        items = [_substitute(v, lookup) for v in value]
-        return type(value)(items) if isinstance(value, list) else tuple(items)
+        items = [_substitute(v, kind, lookup) for v in value]
+        return items if isinstance(value, list) else tuple(items)
     return value
 
 
@@ -222,8 +222,8 @@ def _record(trace: _Trace, fn, name: str, args, kwargs, result) -> None:
         if t._device is not None and id(t) not in trace.external:
             trace.external[id(t)] = (t, t._buffer.address if t._buffer.allocated else None)
         return t
-    call = _Call(fn, name, _substitute(args, reference), {k: _substitute(v, reference) for k, v in kwargs.items()},
-                 [])
+    call = _Call(fn, name, _substitute(args, Tensor, reference),
+                 {k: _substitute(v, Tensor, reference) for k, v in kwargs.items()}, [])
     index = len(trace.calls)
     for path, t in _walk(result):
         if id(t) in trace.external or id(t) in trace.produced:
@@ -299,12 +299,13 @@ def _replay(trace: _Trace) -> None:
         return _ReplayBuffer(device, buffer_type, captured.address, captured.offset, size, size_per_bank, page_size,
                              num_pages, bank_data, description, created_by)
 
-    values: dict = {}
+    values: dict = {}  # (call index, path) -> the replay's tensor
+    resolve = lambda ref: values[(ref.call, ref.path)]  # noqa: E731
     device.allocate = allocate
     try:
         for index, call in enumerate(trace.calls):
-            args = _substitute_refs(call.args, values)
-            kwargs = {k: _substitute_refs(v, values) for k, v in call.kwargs.items()}
+            args = _substitute(call.args, _Ref, resolve)
+            kwargs = {k: _substitute(v, _Ref, resolve) for k, v in call.kwargs.items()}
             result = call.fn(*args, **kwargs)
             for path, t in _walk(result):
                 values[(index, path)] = t
@@ -315,12 +316,3 @@ def _replay(trace: _Trace) -> None:
             target = ref()
             if target is not None and (index, path) in values:
                 target._data = values[(index, path)]._data
-
-
-def _substitute_refs(value, values):
-    if isinstance(value, _Ref):
-        return values[(value.call, value.path)]
-    if isinstance(value, (list, tuple)):
-        items = [_substitute_refs(v, values) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    return value

@@ -116,3 +116,24 @@ def test_the_conversion_summary_says_whether_the_program_can_be_traced(mlp_path,
     result = CliRunner().invoke(main, ["convert", mlp_path, "-o", str(tmp_path / "m_ttnn.py")])
     assert result.exit_code == 0, result.output
     assert "trace: traceable (--trace): " in result.output
+
+
+@pytest.mark.parametrize("plant,message", [
+    ("host_copy = ttnn.to_torch(h1)", "ttnn.to_torch inside a trace capture"),
+    ("leaked = ttnn.exp(h1, memory_config=ttnn.L1_MEMORY_CONFIG)", "allocated inside the trace capture by ttnn.exp"),
+    # freed by the warm-up already, so the capture's first read of it fails (the sim test checks the capture rule)
+    ("ttnn.deallocate(x_dev)", "is not allocated: its buffer was freed by ttnn.deallocate"),
+])
+def test_violations_planted_in_a_generated_forward_device_are_caught(plant, message, mlp_path, tmp_path):
+    program = _write(mlp_path, tmp_path)
+    with open(program) as handle:
+        text = handle.read()
+    anchor = "    # 'relu1'\n"
+    body = text[text.index("def forward_device("):]
+    assert anchor in body
+    planted = text.replace(body, body.replace(anchor, f"    {plant}\n" + anchor, 1), 1)
+    with open(program, "w") as handle:
+        handle.write(planted)
+    assert _main(program)[0] == 0  # eager runs never call forward_device
+    code, _, err = _main(program, "--trace")
+    assert code == 3 and message in err, err
