@@ -131,7 +131,7 @@ def integer_input(tensor, name, low, high):
 
 
 MAIN = '''
-TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names the size it needs)
+TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names its need)
 
 
 def random_inputs(seed=0):

@@ -15,8 +15,8 @@ import sys
 
 
 def main(program: str, out: str, device_name: str) -> int:
-    desc_dir = os.path.join(os.environ.get("ONNX2TTNN_TTNN_MOCK_HOME", os.path.expanduser("~/.cache/onnx2ttnn/ttnn-mock")),
-                            "mock")
+    home = os.environ.get("ONNX2TTNN_TTNN_MOCK_HOME", os.path.expanduser("~/.cache/onnx2ttnn/ttnn-mock"))
+    desc_dir = os.path.join(home, "mock")
     os.environ["TT_METAL_MOCK_CLUSTER_DESC_PATH"] = os.path.join(desc_dir, f"{device_name}.yaml")
     weights = os.path.splitext(program)[0] + ".npz"
     report = {"ok": False, "error": None, "steps": [], "addresses_kept": None, "outputs": {}}
