@@ -326,7 +326,7 @@ def read_outputs(device_outputs):
     return {'last_hidden_state': last_hidden_state_1, 'pooler_output': pooler_output_1}
 
 
-TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names the size it needs)
+TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names its need)
 
 
 def random_inputs(seed=0):

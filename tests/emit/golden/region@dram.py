@@ -97,7 +97,7 @@ def forward(device, params, *, x):
     return {'y': y_1}
 
 
-TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names the size it needs)
+TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names its need)
 
 
 def random_inputs(seed=0):

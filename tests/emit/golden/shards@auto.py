@@ -120,7 +120,7 @@ def read_outputs(device_outputs):
     return {'tall_out': tall_out_1, 'wide_out': wide_out_1}
 
 
-TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names the size it needs)
+TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (an estimate; ttnn names its need)
 
 
 def random_inputs(seed=0):
