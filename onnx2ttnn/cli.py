@@ -188,6 +188,7 @@ def summary(result, program: str, weights: str) -> str:
         *region_lines(result.region_summaries()),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         *_quantized_line(result.quantized_weights()),
+        f"trace: {result.program.trace}",
         f"time: {times}",
     ]))
 

@@ -21,6 +21,7 @@ from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
+from onnx2ttnn.ir.traceable import trace_plan
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, op_info
 
 
@@ -55,6 +56,7 @@ class EmittedProgram:
     weights: dict[str, np.ndarray]
     line_of_node: dict[int, int] = field(default_factory=dict)  # forward line -> node index
     regions: dict[str, bytes] = field(default_factory=dict)  # file name (next to the weights) -> region model
+    trace: str = ""  # whether --trace can capture the forward (ir/traceable.py TracePlan.summary)
 
 
 def region_files(weights_file: str, count: int) -> list[str]:
@@ -122,6 +124,7 @@ class PythonEmitter:
         self._tensor_names: dict[int, str] = {}
         self.weights: dict[str, np.ndarray] = {}
         self.region_files = region_files(weights_file, len(module.regions))
+        self.trace = trace_plan(module.graph)
         self._regions_shown: set[str] = set()  # region sources whose comment was written
         # one program-level name per distinct compute kernel config, in order of first use
         self.kernel_configs: dict[KernelConfig, str] = {}
@@ -146,10 +149,12 @@ class PythonEmitter:
         return self._tensor_names[key]
 
     # --- rendering -----------------------------------------------------------------------------
-    def call(self, node: gs.Node) -> str:
-        """`ttnn.op(args...)` for one node."""
+    def call(self, node: gs.Node, host: bool = False) -> str:
+        """`ttnn.op(args...)` for one node (`host`: a from_torch without its device and memory config)."""
         info = op_info(node.op)
         attrs = argument_attrs(node)
+        if host:
+            attrs = {k: v for k, v in attrs.items() if k not in ("device", "memory_config")}
         args: list[str] = []
         tensors = list(node.inputs)
         if node.op == "from_torch":
@@ -276,43 +281,99 @@ class PythonEmitter:
             w.line()
         program_template.load_parameters(w, self, param_nodes)
         line_map = self._forward(w, body_nodes, inputs)
+        if self.trace.traceable:
+            self._traced_parts(w, inputs)
         program_template.main(w)
-        return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)))
+        return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
+                              self.trace.summary())
 
     def _forward(self, w: CodeWriter, nodes: list[gs.Node], inputs: dict) -> dict[int, int]:
-        index_of = {id(n): i for i, n in enumerate(self.module.graph.nodes)}
         signature = ", ".join(inputs)
         w.line(f"def forward(device, params, *, {signature}):" if signature else "def forward(device, params):")
-        line_map = {}
-        regions = {n.attrs["_source"]: n for n in nodes if n.op == HOST_REGION}
+        line_map: dict[int, int] = {}
         with w.indent():
             w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
-            last_source = None
-            for node in nodes:
-                source = node.attrs.get("_source", "")
-                if source != last_source and node.op != "deallocate":
-                    fallback = node.attrs.get("_fallback")
-                    if source in regions and source not in self._regions_shown:
-                        self._regions_shown.add(source)
-                        for line in self.region_comment(regions[source]):
-                            w.line(line)
-                    elif source in regions:
-                        w.line(f"# {ascii(source)}: its result to the device")
-                    elif fallback:
-                        w.line(f"# host fallback: ONNX {fallback} {ascii(source)}")
-                    else:
-                        w.line(f"# {ascii(source)}")
-                    last_source = source
-                line_map[w.line_count + 1] = index_of[id(node)]
-                w.line(self.statement(node))
-                if self.probes:
-                    for onnx_name, nhwc in node.attrs.get("_probes", ()):
-                        w.line(f"PROBE({ascii(onnx_name)}, {self.name(node.outputs[0])}, {nhwc!r})")
+            self._statements(w, nodes, line_map)
             outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
             w.line(f"return {{{outs}}}")
         w.line()
         w.line()
         return line_map
+
+    def _statements(self, w: CodeWriter, nodes: list[gs.Node], line_map: dict | None = None) -> None:
+        """The statements of `nodes`, each source's first preceded by a comment naming its ONNX node
+        (`line_map`: filled with forward line -> node index; probes are reported only then)."""
+        index_of = {id(n): i for i, n in enumerate(self.module.graph.nodes)}
+        regions = {n.attrs["_source"]: n for n in nodes if n.op == HOST_REGION}
+        last_source = None
+        for node in nodes:
+            source = node.attrs.get("_source", "")
+            if source != last_source and node.op != "deallocate":
+                fallback = node.attrs.get("_fallback")
+                if source in regions and source not in self._regions_shown:
+                    self._regions_shown.add(source)
+                    for line in self.region_comment(regions[source]):
+                        w.line(line)
+                elif source in regions:
+                    w.line(f"# {ascii(source)}: its result to the device")
+                elif fallback:
+                    w.line(f"# host fallback: ONNX {fallback} {ascii(source)}")
+                else:
+                    w.line(f"# {ascii(source)}")
+                last_source = source
+            if line_map is not None:
+                line_map[w.line_count + 1] = index_of[id(node)]
+            w.line(self.statement(node))
+            if self.probes and line_map is not None:
+                for onnx_name, nhwc in node.attrs.get("_probes", ()):
+                    w.line(f"PROBE({ascii(onnx_name)}, {self.name(node.outputs[0])}, {nhwc!r})")
+
+    def _traced_parts(self, w: CodeWriter, inputs: dict) -> None:
+        """The forward cut in three for --trace (ir/traceable.py): input uploads, the device body a trace
+        captures, output reads."""
+        plan = self.trace
+        signature = ", ".join(inputs)
+        uploads = ", ".join(f"{ascii(self.name(n.outputs[0]))}: {self.name(n.outputs[0])}" for n in plan.uploads)
+        w.line(f"def forward_inputs(device, *, {signature}):" if signature else "def forward_inputs(device):")
+        with w.indent():
+            w.line('"""The inputs uploaded into new device buffers in the forward\'s input placement')
+            w.line('(--trace: the persistent buffers each new input is copied into)."""')
+            self._statements(w, plan.uploads)
+            w.line(f"return {{{uploads}}}")
+        w.line()
+        w.line()
+        w.line(f"def host_inputs(*, {signature}):" if signature else "def host_inputs():")
+        with w.indent():
+            w.line('"""The inputs as host tensors of their device buffers\' dtype and layout')
+            w.line('(for ttnn.copy_host_to_device_tensor)."""')
+            for node in plan.uploads:
+                w.line(f"{self.name(node.outputs[0])} = {self.call(node, host=True)}")
+            w.line(f"return {{{uploads}}}")
+        w.line()
+        w.line()
+        device_names = ", ".join(self.name(n.outputs[0]) for n in plan.uploads)
+        read = list(dict.fromkeys(self.name(n.inputs[0]) for n in plan.downloads if n.op == "to_torch"))
+        w.line(f"def forward_device(device, params, *, {device_names}):" if device_names
+               else "def forward_device(device, params):")
+        with w.indent():
+            w.line('"""The forward between the input uploads and the output reads: device ops only, what a trace '
+                   'captures.')
+            w.line("Returns the device tensors the outputs are read from (their buffers, like the inputs', stay "
+                   'allocated)."""')
+            self._statements(w, plan.body)
+            w.line("return {" + ", ".join(f"{ascii(name)}: {name}" for name in read) + "}")
+        w.line()
+        w.line()
+        w.line("def read_outputs(device_outputs):")
+        with w.indent():
+            w.line('"""{ONNX output name: torch tensor} read from forward_device\'s results (host reads)."""')
+            for name in read:
+                w.line(f"{name} = device_outputs[{ascii(name)}]")
+            self._statements(w, plan.downloads)
+            outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
+            w.line(f"return {{{outs}}}")
+        w.line()
+        w.line()
 
 
 def emit_program(module: Module, *, weights_file: str, source_model: str, options_text: str,

@@ -8,6 +8,7 @@ import re
 
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {
     "ttnn", "torch", "numpy", "np", "device", "params", "inputs", "outputs", "data", "os", "sys",
+    "device_outputs",  # read_outputs' parameter (--trace)
 }
 
 

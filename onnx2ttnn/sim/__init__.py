@@ -8,7 +8,8 @@ against the API manifest).  Simulator-only controls live in `onnx2ttnn.sim.runti
 What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b block floats,
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
-shard validation, each op's layout/dtype requirements, and what a compute kernel config's math fidelity and
+shard validation, each op's layout/dtype requirements, trace capture and replay with their rules and two command
+queues' event ordering (ops_trace.py, ops_queues.py), and what a compute kernel config's math fidelity and
 destination accumulation do to a matmul or conv (sim/_fidelity.py).  What is not: kernels' exact arithmetic
 (accumulation order, approximations), except the SFPU arithmetic of sigmoid and exp in their accuracy variants
 (_sfpu.py), circular-buffer memory of ops, program caches.
@@ -38,6 +39,9 @@ from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device
 from .ops_matmul import linear, matmul
 from .ops_norm import argmax, cumsum, layer_norm, max, mean, min, prod, rms_norm, softmax, sum, topk
 from .ops_pool import avg_pool2d, global_avg_pool2d, max_pool2d, upsample
+from .ops_queues import (MeshEvent, QueueId, copy_host_to_device_tensor, event_synchronize, is_trace_capture_active,
+                         record_event, wait_for_event)
+from .ops_trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

@@ -158,6 +158,7 @@ class Device:
         self.dram = BankAllocator(BufferType.DRAM, spec.dram_banks, spec.dram_bank_bytes, facts["dram_base"],
                                   self.dram_alignment, bottom_up=True)
         self.is_open = True
+        self.num_command_queues = 1  # open_device(num_command_queues=) sets it
         self.leaks: list[BufferInfo] = []
 
     # -- the parts of ttnn.Device the generated programs may touch --

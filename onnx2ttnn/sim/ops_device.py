@@ -7,9 +7,14 @@ from ._types import DataType, ELEMENT_SIZE, TILE_BYTES
 
 
 def open_device(*, device_id: int = 0, l1_small_size: int = 16384, trace_region_size: int = 0,
-                dispatch_core_config=None, worker_l1_size: int = 0) -> Device:
-    """Open a simulated device modelled on runtime.device_spec() (n150 unless configured)."""
-    return Device(runtime.device_spec(), device_id, l1_small_size)
+                num_command_queues: int = 1, dispatch_core_config=None, worker_l1_size: int = 0) -> Device:
+    """Open a simulated device modelled on runtime.device_spec() (n150 unless configured); `num_command_queues`
+    queues (1 or 2) for ops_trace.py's ordering checks (the trace region's DRAM is not modelled)."""
+    if num_command_queues not in (1, 2):
+        raise RuntimeError(f"TT_FATAL: open_device: num_command_queues must be 1 or 2, got {num_command_queues}")
+    device = Device(runtime.device_spec(), device_id, l1_small_size)
+    device.num_command_queues = num_command_queues
+    return device
 
 
 def close_device(device) -> None:
