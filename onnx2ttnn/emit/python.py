@@ -145,6 +145,12 @@ class PythonEmitter:
                 self._tensor_names[key] = self.names.create(tensor.name, key=key)
         return self._tensor_names[key]
 
+    def caller_shape(self, tensor: gs.Tensor) -> tuple[int, ...]:
+        """A graph input's shape as the program's caller gives it: on a mesh (data parallel), dim 0 holds every
+        chip's piece (the graph is one chip's program; place-on-mesh places each input `shard0`)."""
+        shape = tuple(int(d) for d in tensor.shape)
+        return (shape[0] * self.module.chips,) + shape[1:] if self.module.chips > 1 else shape
+
     # --- rendering -----------------------------------------------------------------------------
     def call(self, node: gs.Node) -> str:
         """`ttnn.op(args...)` for one node."""
@@ -276,7 +282,7 @@ class PythonEmitter:
             w.line()
         program_template.load_parameters(w, self, param_nodes)
         line_map = self._forward(w, body_nodes, inputs)
-        program_template.main(w)
+        program_template.main(w, self.module.mesh)
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)))
 
     def _forward(self, w: CodeWriter, nodes: list[gs.Node], inputs: dict) -> dict[int, int]:

@@ -8,7 +8,8 @@ against the API manifest).  Simulator-only controls live in `onnx2ttnn.sim.runti
 What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b block floats,
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
-shard validation, each op's layout/dtype requirements, and what a compute kernel config's math fidelity and
+shard validation, each op's layout/dtype requirements, meshes of chips (sim/_mesh.py: per-chip allocators,
+mesh mappers and composers), and what a compute kernel config's math fidelity and
 destination accumulation do to a matmul or conv (sim/_fidelity.py).  What is not: kernels' exact arithmetic
 (accumulation order, approximations), except the SFPU arithmetic of sigmoid and exp in their accuracy variants
 (_sfpu.py), circular-buffer memory of ops, program caches.
@@ -38,6 +39,24 @@ from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device
 from .ops_matmul import linear, matmul
 from .ops_norm import argmax, cumsum, layer_norm, max, mean, min, prod, rms_norm, softmax, sum, topk
 from .ops_pool import avg_pool2d, global_avg_pool2d, max_pool2d, upsample
+
+from ._mesh import (CppMeshToTensor, CppTensorToMesh, MeshDevice, MeshShape, close_mesh_device,  # noqa: E402
+                    concat_mesh_to_tensor_composer, get_device_tensors, open_mesh_device,
+                    replicate_tensor_to_mesh_mapper, shard_tensor_to_mesh_mapper)
+from ._mesh import lift as _lift  # noqa: E402
+
+
+def _lift_ops(names: dict) -> None:
+    """Every op runs once per chip when given mesh tensors or a mesh device (sim/_mesh.py)."""
+    import inspect
+
+    for name, value in list(names.items()):
+        if (inspect.isfunction(value) and not name.startswith("_") and name not in ("from_torch", "to_torch")
+                and value.__module__.startswith(__name__ + ".ops")):
+            names[name] = _lift(value)
+
+
+_lift_ops(globals())
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
