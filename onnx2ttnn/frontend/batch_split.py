@@ -15,7 +15,9 @@ order, an op that reads a batched tensor must:
     or from the right (elementwise broadcasting, MatMul's batch dims, Gather's indices, Conv's N);
   - not work along it (Softmax, LayerNormalization, Concat, Split, Slice, Gather's data axis, CumSum, TopK,
     Tile repeats);
-  - be an op this check understands (no Einsum, control flow or other domains with batched inputs).
+  - be an op this check understands (no Einsum, control flow or other domains with batched inputs); a
+    GatherND reading batch rows must pick each chip's own rows (frontend/batch_rows.py: the exporters'
+    `x[arange(batch)[:, None], ...]` indexing, checked by computing the indices).
 Every graph output must be batched with only size-1 dims before its batch dim, so that the chips' pieces
 concatenate into it (`concat_mesh_to_tensor_composer(mesh, dim=0)` and a reshape).
 """
@@ -28,6 +30,7 @@ import onnx
 from onnx import numpy_helper
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.batch_rows import check_local_rows, gather_indices
 from onnx2ttnn.frontend.load import opset_of
 from onnx2ttnn.frontend.shapes import infer_shapes, light_copy, override_input_shapes
 
@@ -39,7 +42,7 @@ _FROM_AXIS = ("LayerNormalization",)  # normalizes over the axis and every later
 _SOFTMAXES = ("Softmax", "LogSoftmax", "Hardmax")  # before opset 13: over the input flattened from `axis` (1)
 _RESHAPES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 _SHAPE_ONLY = ("Shape", "Size")
-_UNCHECKED = ("Einsum", "Loop", "Scan", "If", "GatherND", "ScatterND", "NonZero", "Unique", "Compress")
+_UNCHECKED = ("Einsum", "Loop", "Scan", "If", "ScatterND", "NonZero", "Unique", "Compress")
 
 
 def split_batch(proto: onnx.ModelProto, input_shapes: dict, chips: int) -> tuple[dict, dict]:
@@ -56,10 +59,13 @@ def split_batch(proto: onnx.ModelProto, input_shapes: dict, chips: int) -> tuple
                               f"mesh's {chips} chips; give a batch that is a multiple of {chips} with --input-shape "
                               "or choose a smaller --mesh")
     per_chip = {name: (shape[0] // chips,) + tuple(shape[1:]) for name, shape in full.items()}
-    whole, part = _shapes(proto, full, "the full batch"), _shapes(proto, per_chip, "the per-chip batch")
+    whole, _ = _shapes(proto, full, "the full batch")
+    part, indices = _shapes(proto, per_chip, "the per-chip batch")
     batched = {name: 0 for name in full}
     constants, opset = _constants(proto), opset_of(proto)
     for node in proto.graph.node:
+        if node.op_type == "GatherND" and node.input[0] in batched:
+            check_local_rows(node, indices.get(node.name), batched[node.input[0]])
         _check_node(node, whole, part, chips, batched, constants, opset)
     return per_chip, _output_dims(proto, whole, batched)
 
@@ -85,10 +91,17 @@ def _full_shapes(proto: onnx.ModelProto, input_shapes: dict) -> dict:
     return shapes
 
 
-def _shapes(proto: onnx.ModelProto, inputs: dict, which: str) -> dict:
-    """Tensor name -> shape (None where unknown) inferred at these input shapes, on a light copy."""
+def _shapes(proto: onnx.ModelProto, inputs: dict, which: str) -> tuple[dict, dict]:
+    """(tensor name -> shape (None where unknown) inferred at these input shapes, on a light copy; the
+    GatherND indices computable from those shapes, which the copy takes as constants so that inference
+    knows the shapes after them)."""
     light = light_copy(proto)
     override_input_shapes(light, inputs)
+    indices = gather_indices(light, inputs)
+    for node in light.graph.node:
+        if node.name in indices:
+            node.input[1] = f"{node.input[1]}:at {which}"
+            light.graph.initializer.append(numpy_helper.from_array(indices[node.name], node.input[1]))
     try:
         light = infer_shapes(light)
     except ConversionError as exc:
@@ -98,7 +111,7 @@ def _shapes(proto: onnx.ModelProto, inputs: dict, which: str) -> dict:
         dims = value.type.tensor_type.shape.dim
         known = value.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims)
         out[value.name] = tuple(d.dim_value for d in dims) if known else None
-    return out
+    return out, indices
 
 
 def _constants(proto: onnx.ModelProto) -> dict:
