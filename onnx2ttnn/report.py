@@ -49,6 +49,8 @@ class Report:
     l1_budget: int = 0
     memory: str = ""
     regions: list[dict] = field(default_factory=list)  # host regions (Conversion.region_summaries)
+    parameter_bytes: int = 0  # device bytes of the parameters, on each chip
+    mesh: tuple[int, int] = (1, 1)  # a multi-chip program's mesh: every figure above is one chip's
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -64,8 +66,19 @@ class Report:
                   f"estimated device time: {self.time_us:.1f} us",
                   f"sharded tensors: {self.sharded}",
                   f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
+                  f"parameters on the device: {self.parameter_bytes} B, peak live DRAM: "
+                  f"{max(self.dram_live, default=0)} B",
+                  *self._mesh_lines(),
                   *region_lines(self.regions)]
         return "\n".join(lines)
+
+    def _mesh_lines(self) -> list[str]:
+        rows, cols = self.mesh
+        if rows * cols == 1:
+            return []
+        return [f"mesh: {rows}x{cols}, {rows * cols} chips, data parallel (the batch split over the chips, "
+                "the parameters replicated): the DRAM, time, L1 and parameter figures above are per chip, "
+                "the same on every chip"]
 
     def write_png(self, path: str) -> None:
         try:
@@ -103,6 +116,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory)
     report.l1_budget = usable_l1_per_core(device)
+    report.mesh = conversion.module.mesh
     report.regions = conversion.region_summaries()
     reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
     for index, node in enumerate(graph.nodes):
@@ -127,6 +141,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     for buf in buffers(graph):
         lay = layout_of(buf.root)
         size = per_bank(buf.root, lay, device)
+        report.parameter_bytes += total_bytes(buf.root.shape, lay) if buf.is_param else 0
         last = n - 1 if buf.is_param else buf.last
         for step in range(buf.first, last + 1):
             if lay.buffer == "l1":
