@@ -46,8 +46,8 @@ def check_local_rows(node: onnx.NodeProto, indices, dim: int) -> None:
 
 
 def _refuse(node: onnx.NodeProto, why: str) -> ConversionError:
-    return ConversionError(f"data parallel: the batch cannot be split over the chips: node {node.name!r} "
-                           f"({node.op_type}) {why}")
+    where = f"node {node.name!r} ({node.op_type})" if node.name else f"a {node.op_type} node (unnamed)"
+    return ConversionError(f"data parallel: the batch cannot be split over the chips: {where} {why}")
 
 
 def _evaluate(proto: onnx.ModelProto, name: str, per_chip: dict, gather: onnx.NodeProto) -> np.ndarray:

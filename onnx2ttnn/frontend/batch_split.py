@@ -124,8 +124,8 @@ def _constants(proto: onnx.ModelProto) -> dict:
 
 
 def _refuse(node: onnx.NodeProto, why: str) -> ConversionError:
-    return ConversionError(f"data parallel: the batch cannot be split over the chips: node {node.name!r} "
-                           f"({node.op_type}) {why}")
+    where = f"node {node.name!r} ({node.op_type})" if node.name else f"a {node.op_type} node (unnamed)"
+    return ConversionError(f"data parallel: the batch cannot be split over the chips: {where} {why}")
 
 
 def _batch_dim(name: str, whole: dict, part: dict, chips: int, node: onnx.NodeProto) -> Optional[int]:
@@ -159,7 +159,8 @@ def _check_node(node: onnx.NodeProto, whole: dict, part: dict, chips: int, batch
             continue
         dim = _batch_dim(name, whole, part, chips, node)
         if dim is None:
-            raise _refuse(node, f"mixes the rows of the batch: its output {name!r} does not keep the batch dim")
+            raise _refuse(node, f"mixes the rows of the batch (a reduction, a contraction or a shape the model "
+                                f"fixes): its output {name!r} is {list(whole[name])} whatever the batch")
         _check_moved(node, reads, dim, batched, whole, name)
         batched[name] = dim
 
