@@ -21,13 +21,13 @@ _NUMPY = {onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32, on
 
 
 def gather_indices(proto: onnx.ModelProto, inputs: dict) -> dict:
-    """{GatherND node name: its indices at these input shapes} for every GatherND whose indices depend on the
+    """{GatherND node's output name: its indices at these input shapes} for every GatherND whose indices depend on the
     input shapes only (others are left out: check_local_rows refuses them when they read batch rows)."""
     found = {}
     for node in proto.graph.node:
         if node.op_type == "GatherND" and len(node.input) > 1:
             try:
-                found[node.name] = _evaluate(proto, node.input[1], inputs, node)
+                found[node.output[0]] = _evaluate(proto, node.input[1], inputs, node)
             except ConversionError:
                 continue
     return found

@@ -65,7 +65,7 @@ def split_batch(proto: onnx.ModelProto, input_shapes: dict, chips: int) -> tuple
     constants, opset = _constants(proto), opset_of(proto)
     for node in proto.graph.node:
         if node.op_type == "GatherND" and node.input[0] in batched:
-            check_local_rows(node, indices.get(node.name), batched[node.input[0]])
+            check_local_rows(node, indices.get(node.output[0]), batched[node.input[0]])
         _check_node(node, whole, part, chips, batched, constants, opset)
     return per_chip, _output_dims(proto, whole, batched)
 
@@ -99,9 +99,9 @@ def _shapes(proto: onnx.ModelProto, inputs: dict, which: str) -> tuple[dict, dic
     override_input_shapes(light, inputs)
     indices = gather_indices(light, inputs)
     for node in light.graph.node:
-        if node.name in indices:
+        if node.op_type == "GatherND" and node.output[0] in indices:
             node.input[1] = f"{node.input[1]}:at {which}"
-            light.graph.initializer.append(numpy_helper.from_array(indices[node.name], node.input[1]))
+            light.graph.initializer.append(numpy_helper.from_array(indices[node.output[0]], node.input[1]))
     try:
         light = infer_shapes(light)
     except ConversionError as exc:
