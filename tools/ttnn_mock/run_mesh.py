@@ -8,7 +8,8 @@ The program opens its mesh, uploads with its mesh mappers, runs forward, reads b
 closes the mesh, exactly as a user runs it.  Written to OUT.json: {"exit": main's exit code, "chips": chips
 the mesh opened with, "memory_at_close": {"L1": .., "DRAM": ..} bytes per bank still allocated on a chip
 when the program closed the mesh (ttnn's memory view of a mesh is one chip's; a data-parallel program
-allocates alike on every chip), "stdout"}.  Mock devices compute nothing (values read back are zeros), so
+allocates alike on every chip), the same after clearing the program cache ("memory_after_clearing_program_cache":
+what the program itself left), "stdout"}.  Mock devices compute nothing (values read back are zeros), so
 --check is not meaningful here: numerics come from the simulator.  Ends with os._exit (the cp310 extension
 crashes CPython 3.11 at teardown).
 """
@@ -33,11 +34,15 @@ def main() -> None:
     report = {"exit": None, "chips": None, "memory_at_close": None}
     close = ttnn.close_mesh_device
 
+    def used(mesh):
+        return {name: int(ttnn.get_memory_view(mesh, getattr(ttnn.BufferType, name)).total_bytes_allocated_per_bank)
+                for name in ("L1", "DRAM")}
+
     def recording_close(mesh):
         report["chips"] = mesh.get_num_devices()
-        report["memory_at_close"] = {
-            name: int(ttnn.get_memory_view(mesh, getattr(ttnn.BufferType, name)).total_bytes_allocated_per_bank)
-            for name in ("L1", "DRAM")}
+        report["memory_at_close"] = used(mesh)
+        mesh.clear_program_cache()  # ops' own config tensors (docs/ttnn-facts.md §12), not the program's
+        report["memory_after_clearing_program_cache"] = used(mesh)
         close(mesh)
 
     ttnn.close_mesh_device = recording_close
