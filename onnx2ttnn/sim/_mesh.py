@@ -133,8 +133,8 @@ class CppMeshToTensor:
         self.mesh, self.dim = mesh, dim
 
 
-def open_mesh_device(mesh_shape=None, l1_small_size=16384, trace_region_size=0, num_command_queues=1,
-                     offset=None, physical_device_ids=(), dispatch_core_config=None, worker_l1_size=0):
+def open_mesh_device(mesh_shape=None, l1_small_size=0, trace_region_size=0, num_command_queues=1,
+                     dispatch_core_config=None, offset=None, physical_device_ids=(), worker_l1_size=0):
     """A mesh of simulated chips of runtime.device_spec(), `mesh_shape` (default: all its chips)."""
     from . import runtime
 
