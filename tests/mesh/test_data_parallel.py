@@ -91,3 +91,12 @@ def test_one_chip_of_a_multi_chip_device(mlp_path):
     """--mesh 1x1 is one chip of an n300, as --device n300 meant before meshes: a one-chip program."""
     result = onnx2ttnn.convert(mlp_path, device="n300", mesh="1x1")
     assert "ttnn.open_device(device_id=args.device_id" in result.source and "mesh" not in result.source
+
+
+def test_verify_runs_a_data_parallel_program(dp_model):
+    """onnx2ttnn verify opens the program's mesh on the simulator."""
+    from onnx2ttnn.verify import verify
+
+    model = dp_model("gpt2")
+    report = verify(model, device="t3k", mesh="2x4", input_shapes=batch_shapes(model, 8))
+    assert report.passed and not report.leaks
