@@ -24,10 +24,11 @@ def gather_indices(proto: onnx.ModelProto, inputs: dict) -> dict:
     """{GatherND node's output name: its indices at these input shapes} for every GatherND whose indices depend on the
     input shapes only (others are left out: check_local_rows refuses them when they read batch rows)."""
     found = {}
+    producers = {out: n for n in proto.graph.node for out in n.output}
     for node in proto.graph.node:
         if node.op_type == "GatherND" and len(node.input) > 1:
             try:
-                found[node.output[0]] = _evaluate(proto, node.input[1], inputs, node)
+                found[node.output[0]] = _evaluate(proto, node.input[1], inputs, node, producers)
             except ConversionError:
                 continue
     return found
@@ -50,10 +51,10 @@ def _refuse(node: onnx.NodeProto, why: str) -> ConversionError:
     return ConversionError(f"data parallel: the batch cannot be split over the chips: {where} {why}")
 
 
-def _evaluate(proto: onnx.ModelProto, name: str, per_chip: dict, gather: onnx.NodeProto) -> np.ndarray:
+def _evaluate(proto: onnx.ModelProto, name: str, per_chip: dict, gather: onnx.NodeProto,
+              producers: dict) -> np.ndarray:
     """The value of `name` at the per-chip input shapes (it must depend on the inputs' shapes only: they are
     fed zeros)."""
-    producers = {out: n for n in proto.graph.node for out in n.output}
     initializers = {t.name for t in proto.graph.initializer}
     needed, stack, seen, taken = [], [(name, False)], set(), set()
     while stack:  # (tensor, read only through a Shape or Size)

@@ -195,10 +195,8 @@ def _check_axes(node: onnx.NodeProto, source: str, k: int, whole: dict, constant
         if axis is not None:
             axis %= rank
             axes = list(range(axis, rank)) if node.op_type in _FROM_AXIS or old_softmax else [axis]
-    elif node.op_type == "Slice" and len(node.input) > 3 and node.input[0] == source:
-        axes = [a % rank for a in _constant(node, node.input[3], constants)]
     elif node.op_type == "Slice" and node.input[0] == source:
-        axes = list(range(len(_constant(node, node.input[1], constants))))
+        axes = _slice_axes(node, whole, constants, rank)
     elif node.op_type == "CumSum" and node.input[0] == source:
         axes = [a % rank for a in _constant(node, node.input[1], constants)]
     elif node.op_type == "Tile" and node.input[0] == source:
@@ -206,6 +204,20 @@ def _check_axes(node: onnx.NodeProto, source: str, k: int, whole: dict, constant
         axes = [a for a, r in enumerate(repeats) if r != 1]
     if k in axes:
         raise _refuse(node, f"works along dim {k} of {source!r}, the batch dim")
+
+
+def _slice_axes(node: onnx.NodeProto, whole: dict, constants: dict, rank: int) -> list:
+    """The axes a Slice cuts: its `axes` (an input from opset 10, an attribute before), else the first as many
+    as it has starts."""
+    if len(node.input) == 1:  # opset < 10: attributes
+        starts = _attr(node, "starts", [])
+        return [a % rank for a in _attr(node, "axes", range(len(starts)))]
+    if len(node.input) > 3 and node.input[3]:
+        return [a % rank for a in _constant(node, node.input[3], constants)]
+    starts = whole.get(node.input[1])
+    if starts is None or len(starts) != 1:
+        raise _refuse(node, "has starts of unknown length, so whether it cuts the batch dim is unknown")
+    return list(range(starts[0]))
 
 
 def _constant(node: onnx.NodeProto, name: str, constants: dict) -> list:

@@ -87,3 +87,17 @@ def test_gather_nd_of_each_chips_own_rows():
                                 "int64 {-1}> ()\n m = Sub (n, one)\n g = Mul (f, minus)\n r = Add (g, m)")
     with pytest.raises(ConversionError, match="picks batch rows other than each chip's own"):
         _split(reversed_rows, outputs="float[B, 1, 4, 8] y")
+
+
+@pytest.mark.parametrize("axes,ok", [("{1}", True), ("{0}", False)])
+def test_a_slice_may_cut_any_dim_but_the_batch(axes, ok):
+    body = f"""
+        starts = Constant <value = int64[1] {{0}}> ()
+        ends = Constant <value = int64[1] {{2}}> ()
+        axes = Constant <value = int64[1] {axes}> ()
+        y = Slice (x, starts, ends, axes)"""
+    if ok:
+        assert _split(body, outputs="float[B, 2, 8] y")[1] == {"y": 0}
+    else:
+        with pytest.raises(ConversionError, match="Slice node"):
+            _split(body, outputs="float[2, 4, 8] y")
