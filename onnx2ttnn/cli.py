@@ -134,8 +134,8 @@ def main() -> None:
               help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
                    "the generated program is the same")
 @boundary
-def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, emit_ir, print_pipeline,
-            dump_ir_after, keep_failed_dumps, verify_each):
+def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, emit_ir,
+            print_pipeline, dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 

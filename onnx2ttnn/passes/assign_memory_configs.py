@@ -83,7 +83,8 @@ def verify_memory_configs(graph: gs.Graph) -> None:
     for index, node in enumerate(graph.nodes):
         mesh = _derived_mesh(node)
         pairs = [("memory_config", _derived(node)), ("slice_config", _derived_slice_config(node))]
-        pairs += [(name, mesh.get(name)) for name in ("mesh_mapper", "mesh_composer") if name in mesh or name in node.attrs]
+        pairs += [(name, mesh.get(name)) for name in ("mesh_mapper", "mesh_composer")
+                  if name in mesh or name in node.attrs]
         for name, derived in pairs:
             stored = node.attrs.get(name)
             if derived != stored:

@@ -1,17 +1,18 @@
 """place-on-mesh: on a multi-chip mesh, each tensor's placement over the chips, in its layout (data parallel).
 
 Reads: Module.mesh and Module.batch_dims (frontend/batch_split.py: the graph is the per-chip program, each
-output's batch dim), the layouts and the notes `_param`, `_input`, `_output`, `_shape`, `_nhwc`.  Writes:
-`mesh=` in the layout of every tensor (ir/layout.MeshPlacement); on downloads, `_shape` / `_nhwc` become
-the whole batch's shapes, as the host sees the chips' pieces joined (and an input upload's `_shape`).  Must hold: layouts assigned; no host
-fallback or host region (their helpers take one chip's shapes: refused).  A one-chip program is left alone.
-Placements: parameters and what only they feed are `replicated`; a graph input is `shard0` (the batch,
-dim 0) on the host and on the device; an op reading a sharded tensor gives `shard<j>`, j its batch dim
-(a permute moves it; otherwise the first dim after as many elements as before the input's batch dim); a
-download's host result is `shard<k>`, k the ONNX output's batch dim.
-Before: `x_dev = from_torch(x)` with `x: [1, 128]`, `x_dev: tile<bf16> l1 interleaved`; after (1x2 mesh):
-`x: row_major<f32> host mesh=shard0`, `x_dev: tile<bf16> l1 interleaved mesh=shard0` (x is [2, 128] to the
-caller).
+output's batch dim), the layouts and the notes `_output`, `_shape`, `_nhwc`.  Writes: `mesh=` in the layout
+of every tensor that has one (ir/layout.MeshPlacement); `_shape` / `_nhwc` of downloads (and `_shape` of input
+uploads) become the whole batch's, as the host holds the chips' pieces joined.  Must hold: layouts assigned;
+no host fallback or host region (their helpers take one chip's shapes: refused).  A one-chip program is left
+alone.  Placements: parameters and what only they feed are `replicated`; a graph input's upload is `shard0`
+(the batch, dim 0: graph inputs carry no layout, and the emitter gives the caller dim 0 times the chips); an
+op reading a split tensor gives `shard<j>`, j its batch dim (a permute moves it; otherwise the first dim
+after as many elements as before the input's batch dim); a download's host result is `shard<k>`, k the ONNX
+output's batch dim.
+Before: `x_dev = from_torch(x)` with `x: [1, 128]`, `x_dev: tile<bf16> l1 interleaved`, `w: tile<bf16> dram
+interleaved`; after (1x2 mesh): `x_dev: tile<bf16> l1 interleaved mesh=shard0`, `w: ... mesh=replicated`
+(and the program takes x as [2, 128]).
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Data-parallel programs on the real ttnn 0.81.1 (mock mode) with the n300 and T3000 descriptors setup.sh
 writes: the program's own main() opens the mesh, uploads with its mesh mappers, runs (a warm-up and one timed
 iteration), reads back with its composers and closes the mesh; nothing the program allocated is left on the chips
-when it closes (the program cache's own config tensors aside, docs/ttnn-facts.md §12).  Mock devices compute zeros: numerics are the simulator's (tests/mesh/test_data_parallel.py)."""
+when it closes (the program cache's own config tensors aside, docs/ttnn-facts.md §12).  Mock devices compute
+zeros: numerics are the simulator's (tests/mesh/test_data_parallel.py)."""
 from __future__ import annotations
 
 import re

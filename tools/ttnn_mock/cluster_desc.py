@@ -8,8 +8,8 @@ Topology (tt-metal's T3000: four n300 boards in a row, each board's two chips jo
 links, neighbouring boards joined by two links per chip row): chip coordinates are (x, y, rack, shelf);
 each board has one chip on PCIe (mmio).  Every chip keeps one harvested Tensix row (harvest_mask one bit:
 an 8x8 compute grid, as n150.yaml; two bits gave an 8x7 grid, docs/ttnn-facts.md §26).  Board ids encode
-the board type (UPI 0x14 for n300) in bits 36..55 (with bit 56 set, as n150.yaml's), else UMD warns.  Python's standard library only (setup.sh
-runs it before the venv exists).
+the board type (UPI 0x14 for n300) in bits 36..55 (with bit 56 set, as n150.yaml's), else UMD warns.
+Python's standard library only (setup.sh runs it before the venv exists).
 """
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def descriptor(name: str) -> str:
     out += [f"  {c}: n300" for c in chips]
     out.append("boards:")
     for k, board in enumerate(boards):
-        out += ["  -", f"    - board_id: {_board_id(N300_UPI, 0x61190302B + k)}", "    - board_type: n300", "    - chips:"]
+        out += ["  -", f"    - board_id: {_board_id(N300_UPI, 0x61190302B + k)}", "    - board_type: n300",
+                "    - chips:"]
         out += [f"        - {c}" for c in board]
     return "\n".join(out) + "\n"
 
