@@ -17,9 +17,11 @@ from onnx2ttnn.report import placement_report
 from onnx2ttnn.sim import runtime
 from tests.mesh.models import DP_MODELS, batch_shapes, dp_model  # noqa: F401 (dp_model is a fixture)
 
-# (model, device, mesh, batch): every model on n300 and on T3000, each T3000 shape (1x8, 2x4) twice
+# (model, device, mesh, batch): every model on n300 and on T3000, each T3000 shape (1x8, 2x4) twice; the CNN
+# on a Galaxy's 4x8 too (simulator only: there is no Galaxy mock descriptor)
 CASES = [(name, "n300", "", 2) for name in DP_MODELS] + [
-    ("bert", "t3k", "1x8", 8), ("gpt2", "t3k", "1x8", 8), ("vit", "t3k", "2x4", 8), ("cnn", "t3k", "2x4", 8)]
+    ("bert", "t3k", "1x8", 8), ("gpt2", "t3k", "1x8", 8), ("vit", "t3k", "2x4", 8), ("cnn", "t3k", "2x4", 8),
+    ("cnn", "galaxy", "", 32)]
 
 
 def _run_main(program: str, device: str, *args: str) -> tuple[str, object]:
