@@ -20,7 +20,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
-from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, Options
 from onnx2ttnn.report import region_lines
 
 EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
@@ -85,7 +85,17 @@ def model_options(fn):
         click.option("--input-shape", "input_shape", multiple=True, metavar="NAME=D0,D1,...",
                      help="static shape for a graph input (repeatable)"),
         click.option("--device", type=click.Choice(sorted(DEVICES)), default="n150", show_default=True,
-                     help="target device"),
+                     help="target device: n150 and p150 are one chip; n300 (2 chips), t3k (8) and galaxy (32) "
+                          "are meshes, used whole unless --mesh says otherwise"),
+        click.option("--mesh", default="", metavar="RxC",
+                     help="the mesh of chips to run on, rows x columns (default: the device's whole mesh: n300 "
+                          "1x2, t3k 1x8, galaxy 4x8; t3k also 2x4); --mesh 1x1 runs on one chip, as "
+                          "--device n300 did before meshes"),
+        click.option("--parallel", type=click.Choice(list(PARALLEL_MODES)), default=Options.parallel,
+                     show_default=True,
+                     help="how the chips share the work: dp splits the batch (dim 0 of every input) over the "
+                          "chips with the weights replicated; tp (tensor parallel) is not supported yet; auto "
+                          "is dp"),
         click.option("--memory", type=click.Choice(list(MEMORY_POLICIES)), default=Options.memory, show_default=True,
                      help="placement policy: auto (L1, height or width sharding chosen by the cost model), dram "
                           "interleaved everywhere, or L1 interleaved where it fits"),
@@ -124,8 +134,8 @@ def main() -> None:
               help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
                    "the generated program is the same")
 @boundary
-def convert(model, output, input_shape, device, memory, dtype, math_fidelity, no_fallback, emit_ir, print_pipeline,
-            dump_ir_after, keep_failed_dumps, verify_each):
+def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, emit_ir,
+            print_pipeline, dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -152,7 +162,7 @@ def convert(model, output, input_shape, device, memory, dtype, math_fidelity, no
         _check_writable(path)
     check_distinct([("the model", model)], outputs)  # its external data files too, once read (Conversion.write)
     shapes = parse_input_shapes(input_shape)
-    result = run_convert(model, output, input_shapes=shapes, device=device,
+    result = run_convert(model, output, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel,
                          memory=memory, dtype=dtype, math_fidelity=math_fidelity, fallback=not no_fallback,
                          dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
                          keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
@@ -214,12 +224,12 @@ def _quantized_line(weights: dict) -> list[str]:
 @click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
 @click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
 @boundary
-def verify(model, input_shape, device, memory, dtype, math_fidelity, no_fallback, inputs_path, per_op):
+def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, inputs_path, per_op):
     """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime (exit 1 on a mismatch)."""
     from onnx2ttnn.verify import verify as run_verify
 
     shapes = parse_input_shapes(input_shape)
-    report = run_verify(model, input_shapes=shapes, device=device, memory=memory,
+    report = run_verify(model, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel, memory=memory,
                         dtype=dtype, math_fidelity=math_fidelity, fallback=not no_fallback, inputs=inputs_path,
                         per_op=per_op)
     click.echo(clean_message(report.text()))
@@ -231,7 +241,7 @@ def verify(model, input_shape, device, memory, dtype, math_fidelity, no_fallback
 @model_options
 @click.option("--png", "png", help="also draw per-core L1 and DRAM use over the forward pass into this PNG")
 @boundary
-def report(model, input_shape, device, memory, dtype, math_fidelity, no_fallback, png):
+def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, png):
     """Convert MODEL and print the per-op placement table and totals (DRAM traffic vs floor, device time)."""
     from onnx2ttnn.convert import convert as run_convert
     from onnx2ttnn.report import placement_report
@@ -241,7 +251,8 @@ def report(model, input_shape, device, memory, dtype, math_fidelity, no_fallback
             fail(f"--png {png!r} must name a .png file")
         _check_writable(png)
     shapes = parse_input_shapes(input_shape)
-    result = run_convert(model, input_shapes=shapes, device=device, memory=memory, dtype=dtype,
+    result = run_convert(model, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel, memory=memory,
+                         dtype=dtype,
                          math_fidelity=math_fidelity, fallback=not no_fallback)
     placed = placement_report(result)
     if png:

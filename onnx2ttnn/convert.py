@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
-from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
@@ -135,6 +136,7 @@ def _options(kwargs: dict) -> Options:
     options = Options(**kwargs)
     if options.device not in DEVICES:
         raise ConversionError(f"unknown device {options.device!r}; choose one of {', '.join(DEVICES)}")
+    _resolve_mesh(options)
     if options.memory not in MEMORY_POLICIES:
         raise ConversionError(f"unknown memory policy {options.memory!r}; choose one of "
                               f"{', '.join(MEMORY_POLICIES)}")
@@ -144,6 +146,30 @@ def _options(kwargs: dict) -> Options:
         raise ConversionError(f"unknown math fidelity {options.math_fidelity!r}; choose one of "
                               f"{', '.join(MATH_FIDELITIES)}")
     return options
+
+
+TP_UNSUPPORTED = "tensor parallel is not supported yet (--parallel tp); use --parallel dp"
+
+
+def _resolve_mesh(options: Options) -> None:
+    """--mesh and --parallel checked against the device: `mesh` becomes "RxC" (the device's whole mesh when
+    not given) and `parallel` the mode used ("dp" on a multi-chip mesh, "none" on one chip)."""
+    device = DEVICES[options.device]
+    if options.mesh:
+        if not re.fullmatch(r"[1-9][0-9]{0,2}x[1-9][0-9]{0,2}", options.mesh):
+            raise ConversionError(f"--mesh {options.mesh!r}: expected RxC (rows x columns of chips, e.g. 1x2)")
+        rows, cols = options.mesh_shape()
+        if not device.fits_mesh(rows, cols):
+            shapes = " or ".join(f"{r}x{c}" for r, c in device.meshes)
+            raise ConversionError(f"--mesh {options.mesh} is larger than device {options.device} ({device.chips} "
+                                  f"chip{'s' if device.chips > 1 else ''}, mesh {shapes})")
+    else:
+        options.mesh = "{}x{}".format(*device.meshes[0])
+    if options.parallel not in PARALLEL_MODES:
+        raise ConversionError(f"unknown parallel mode {options.parallel!r}; choose one of {', '.join(PARALLEL_MODES)}")
+    if options.parallel == "tp":
+        raise ConversionError(TP_UNSUPPORTED)
+    options.parallel = "dp" if options.chips > 1 else options.parallel
 
 
 def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str], None] = None,
@@ -185,7 +211,8 @@ def _convert(model, output_path: Optional[str], progress, probes: bool, options:
     start = time.perf_counter()
     if progress:
         progress("import")
-    module = import_model(model, opts.input_shapes)
+    module = import_model(model, opts.input_shapes, opts.chips)
+    module.mesh = opts.mesh_shape()
     check_tensors(module.graph, get_device(opts.device), opts.dtype)  # before folding computes any of them
     ctx.timings.append(("import", time.perf_counter() - start))
     inputs = _input_files(module)

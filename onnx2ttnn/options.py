@@ -10,6 +10,8 @@ MEMORY_POLICIES = ("dram", "l1", "auto")
 COMPUTE_DTYPES = ("bf16", "fp32")
 # --math-fidelity: auto (each call's fidelity from its operand formats, ir/kernel_config.py) or one for all
 MATH_FIDELITIES = ("auto", "lofi", "hifi2", "hifi3", "hifi4")
+# --parallel: how a multi-chip mesh shares the work (docs/design.md §6.19); tp is designed, not built yet
+PARALLEL_MODES = ("auto", "dp", "tp")
 VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
@@ -17,7 +19,14 @@ VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the tes
 class Options:
     """Everything that changes what `convert` produces."""
 
-    device: str = field(default="n150", metadata={"help": "target device: n150, n300 or p150"})
+    device: str = field(default="n150", metadata={"help": "target device: n150, p150 (one chip), n300 (2 chips), "
+                                                          "t3k (8 chips) or galaxy (32 chips)"})
+    mesh: str = field(default="", metadata={"help": "RxC: the mesh of chips the program opens; empty: the "
+                                                    "device's whole mesh (n300 1x2, t3k 1x8, galaxy 4x8); 1x1 "
+                                                    "runs on one chip of a multi-chip device"})
+    parallel: str = field(default="auto", metadata={"help": "how the chips of a mesh share the work: dp (data "
+                                                            "parallel: the batch split over the chips), tp "
+                                                            "(tensor parallel, not supported yet) or auto (dp)"})
     memory: str = field(default="auto", metadata={"help": "placement policy: auto (L1, height or width sharding "
                                                           "chosen by the cost model, the default), dram (all "
                                                           "DRAM interleaved) or l1 (L1 interleaved where it "
@@ -42,10 +51,21 @@ class Options:
                                                 "layouts, shapes, deallocations); slower, off by default unless "
                                                 f"{VERIFY_EACH_ENV}=1; never changes the program"})
 
+    def mesh_shape(self) -> tuple[int, int]:
+        """(rows, columns) of the mesh: `mesh` parsed ("RxC"; empty means 1x1 until convert resolves it)."""
+        rows, _, cols = (self.mesh or "1x1").partition("x")
+        return int(rows), int(cols)
+
+    @property
+    def chips(self) -> int:
+        rows, cols = self.mesh_shape()
+        return rows * cols
+
     def describe(self) -> str:
         """One line for the generated program's header (what changes the program: not dump_*, verify_each)."""
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
         text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
         text += "" if self.fallback else " fallback=off"
+        text += f" mesh={self.mesh} parallel={self.parallel}" if self.chips > 1 else ""
         return text + (f" input_shapes={shapes}" if shapes else "")

@@ -59,6 +59,8 @@ class Report:
     traced_us: float = 0.0
     formats: dict = field(default_factory=dict)  # weight format -> bytes read per forward
     kept: list = field(default_factory=list)  # (weight, ONNX node, format, why) of weights not block-float
+    parameter_bytes: int = 0  # device bytes of the parameters, on each chip
+    mesh: tuple[int, int] = (1, 1)  # a multi-chip program's mesh: every figure above is one chip's
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -85,8 +87,19 @@ class Report:
                   *(f"  {weight} ({layer}) {fmt}: {why}" for weight, layer, fmt, why in self.kept),
                   f"sharded tensors: {self.sharded}",
                   f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
+                  f"parameters on the device: {self.parameter_bytes} B, peak live DRAM: "
+                  f"{max(self.dram_live, default=0)} B",
+                  *self._mesh_lines(),
                   *region_lines(self.regions)]
         return "\n".join(lines)
+
+    def _mesh_lines(self) -> list[str]:
+        rows, cols = self.mesh
+        if rows * cols == 1:
+            return []
+        return [f"mesh: {rows}x{cols}, {rows * cols} chips, data parallel (the batch split over the chips, "
+                "the parameters replicated): the DRAM, time, L1 and parameter figures above are per chip, "
+                "the same on every chip"]
 
     def write_png(self, path: str) -> None:
         try:
@@ -131,6 +144,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     report.kept = [kept for kept in map(weight_reason, (tensor for tensor, _, _ in read.values()),
                                         (fmt for _, fmt, _ in read.values())) if kept]
     report.l1_budget = usable_l1_per_core(device)
+    report.mesh = conversion.module.mesh
     report.regions = conversion.region_summaries()
     reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
     for index, node in enumerate(graph.nodes):
@@ -155,6 +169,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     for buf in buffers(graph):
         lay = layout_of(buf.root)
         size = per_bank(buf.root, lay, device)
+        report.parameter_bytes += total_bytes(buf.root.shape, lay) if buf.is_param else 0
         # a weight holds its buffer from load_parameters on, before the forward pass's first call
         first, last = (0, n - 1) if buf.is_param else (buf.first, buf.last)
         for step in range(first, last + 1):

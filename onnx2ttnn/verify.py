@@ -148,7 +148,7 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         # onnxruntime first: a model it refuses, or inputs it cannot run (a Gather index out of range), are
         # the user's to fix, and would make the simulated program fail too
         expected = _onnxruntime(source, feeds, list(program.OUTPUTS))
-        run = _simulate(program, feeds, device, per_op, trace)
+        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh)
     checks = [compare(name, _host_array(run.got[name]), expected[name], threshold) for name in program.OUTPUTS]
     report = VerifyReport(checks, threshold, run.stats["L1"].peak_per_bank, run.stats["DRAM"].peak_per_bank,
                           run.leaks, memory_trace=run.memory_trace, conversion=conversion)
@@ -168,8 +168,10 @@ class _Run:
     probes: list
 
 
-def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _Run:
-    """Load the parameters and run forward on the simulator; a failure is the generated program's (a bug)."""
+def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1)) -> _Run:
+    """Load the parameters and run forward on the simulator (on a mesh of simulated chips for a multi-chip
+    program: the figures are then the first chip's, the leaks every chip's); a failure is the generated
+    program's (a bug)."""
     from onnx2ttnn.sim import runtime
 
     probes: list = []
@@ -180,7 +182,10 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _
 
         if per_op:
             program.PROBE = lambda name, tensor, nhwc: probes.append((name, _to_nchw(ttnn.to_torch(tensor), nhwc)))
-        dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+        if mesh == (1, 1):
+            dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+        else:
+            dev = ttnn.open_mesh_device(ttnn.MeshShape(*mesh), l1_small_size=16384)
         try:
             params = program.load_parameters(dev)
             runtime.reset_peaks(dev)
@@ -202,7 +207,7 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool) -> _
             if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
                 ttnn.deallocate(tensor)
         leaks = [str(b) for b in runtime.leaks(dev)]
-        ttnn.close_device(dev)
+        (ttnn.close_device if mesh == (1, 1) else ttnn.close_mesh_device)(dev)
     return _Run(got, stats, leaks, memory_trace, probes)
 
 

@@ -17,7 +17,9 @@ def header(w: CodeWriter, em, inputs: dict) -> None:
     # Names from the model or the command line appear only in comments and ascii() literals.
     w.line(f"# onnx2ttnn {__version__}")
     w.line(f"# source model: {ascii(em.source_model)} (opset {module.opset}, producer {ascii(module.producer)})")
-    w.line(f"# device: {em.device_name}; options: {ascii(em.options_text)}")
+    mesh = "" if em.module.chips == 1 else " (a {}x{} mesh, data parallel: the batch split over the chips)".format(
+        *em.module.mesh)
+    w.line(f"# device: {em.device_name}{mesh}; options: {ascii(em.options_text)}")
     w.line(f"# weights: {ascii(em.weights_file)} (next to this file)")
     w.line(f"# trace: {em.trace.summary()}")
     w.lines("""
@@ -39,7 +41,7 @@ import ttnn
     w.line("INPUTS = {")
     with w.indent():
         for ident, t in inputs.items():
-            w.line(f"{ascii(ident)}: ({ascii(t.name)}, {tuple(int(d) for d in t.shape)!r}, "
+            w.line(f"{ascii(ident)}: ({ascii(t.name)}, {em.caller_shape(t)!r}, "
                    f"{ascii(np.dtype(t.dtype).name)}),")
     w.line("}")
     w.line(f"OUTPUTS = {[t.name for t in module.graph.outputs]!a}")
@@ -386,6 +388,26 @@ if __name__ == "__main__":
 '''
 
 
-def main(w: CodeWriter) -> None:
-    for raw in MAIN.strip("\n").splitlines():
+
+
+
+OPEN_DEVICE = """        return ttnn.open_device(device_id=args.device_id, l1_small_size=16384)
+    except Exception as exc:
+        raise InputError(f"cannot open device {args.device_id}: {printable(exc)}") from None"""
+OPEN_MESH = """        # a {rows}x{cols} mesh of chips (--device-id is not used): the batch is split over them
+        return ttnn.open_mesh_device(ttnn.MeshShape({rows}, {cols}), l1_small_size=16384)
+    except Exception as exc:
+        raise InputError(f"cannot open a {rows}x{cols} mesh of devices: {{printable(exc)}}") from None"""
+CLOSE_DEVICE = "        ttnn.close_device(device)"
+
+
+def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1)) -> None:
+    """main() and its helpers; on a mesh of chips run() opens and closes the mesh (no fabric config: data
+    parallel moves nothing between chips, docs/design.md §6.19) instead of one device."""
+    text = MAIN.strip("\n")
+    if mesh != (1, 1):
+        assert OPEN_DEVICE in text and CLOSE_DEVICE in text
+        text = text.replace(OPEN_DEVICE, OPEN_MESH.format(rows=mesh[0], cols=mesh[1]))
+        text = text.replace(CLOSE_DEVICE, "        ttnn.close_mesh_device(device)")
+    for raw in text.splitlines():
         w.line(raw)

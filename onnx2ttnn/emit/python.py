@@ -21,7 +21,7 @@ from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
-from onnx2ttnn.ir.traceable import trace_plan
+from onnx2ttnn.ir.traceable import TracePlan, trace_plan
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, op_info
 
 
@@ -125,6 +125,8 @@ class PythonEmitter:
         self.weights: dict[str, np.ndarray] = {}
         self.region_files = region_files(weights_file, len(module.regions))
         self.trace = trace_plan(module.graph)
+        if module.chips > 1 and self.trace.traceable:  # (the traced helpers upload without mesh mappers)
+            self.trace = TracePlan(reason="a multi-chip program (--mesh): traced replay is not built for meshes yet")
         self._regions_shown: set[str] = set()  # region sources whose comment was written
         # one program-level name per distinct compute kernel config, in order of first use
         self.kernel_configs: dict[KernelConfig, str] = {}
@@ -147,6 +149,12 @@ class PythonEmitter:
             else:
                 self._tensor_names[key] = self.names.create(tensor.name, key=key)
         return self._tensor_names[key]
+
+    def caller_shape(self, tensor: gs.Tensor) -> tuple[int, ...]:
+        """A graph input's shape as the program's caller gives it: on a mesh (data parallel), dim 0 holds every
+        chip's piece (the graph is one chip's program; place-on-mesh places each input `shard0`)."""
+        shape = tuple(int(d) for d in tensor.shape)
+        return (shape[0] * self.module.chips,) + shape[1:] if self.module.chips > 1 else shape
 
     # --- rendering -----------------------------------------------------------------------------
     def call(self, node: gs.Node, host: bool = False) -> str:
@@ -283,7 +291,7 @@ class PythonEmitter:
         line_map = self._forward(w, body_nodes, inputs)
         if self.trace.traceable:
             self._traced_parts(w, inputs)
-        program_template.main(w)
+        program_template.main(w, self.module.mesh)
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 

@@ -30,6 +30,17 @@ class DeviceSpec:
     op_launch_us: float = 5.0  # device side, per call that runs a program: the gap between one op and the next
     host_dispatch_us: float = 25.0  # host side, per ttnn call of an eager forward (Python + ttnn op dispatch)
     trace_replay_us: float = 25.0  # host side, per traced forward: the one execute_trace call
+    # A board or system of several such chips: the mesh shapes ttnn can open on it (rows x columns of chips;
+    # the first is the default).  All other figures are per chip (docs/design.md §6.19).
+    meshes: tuple[tuple[int, int], ...] = ((1, 1),)
+
+    @property
+    def chips(self) -> int:
+        return max(r * c for r, c in self.meshes)
+
+    def fits_mesh(self, rows: int, cols: int) -> bool:
+        """Whether a rows x cols mesh is one of, or a sub-mesh of one of, this device's mesh shapes."""
+        return any(rows <= r and cols <= c for r, c in self.meshes)
 
     @property
     def l1_gbps_per_core(self) -> float:
@@ -71,7 +82,12 @@ DEVICES: dict[str, DeviceSpec] = {
     # Bank sizes of n150 are what the real ttnn 0.81.1 allocator reports on a mock n150
     # with l1_small_size=16384 (64 L1 banks, 12 DRAM banks).
     "n150": DeviceSpec("n150", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),
-    "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0),  # per chip
+    # Multi-chip Wormhole systems, figures per chip (as n150's): n300 is one board of 2 chips (1x2); T3000
+    # (t3k) is 4 n300 boards, 8 chips opened as 1x8 or 2x4; Galaxy is 32 chips as 4x8 (tt-metal's
+    # MeshShape figures for these systems; the n300 and T3000 shapes open on the mock, docs/ttnn-facts.md §26).
+    "n300": DeviceSpec("n300", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0, meshes=((1, 2),)),
+    "t3k": DeviceSpec("t3k", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0, meshes=((1, 8), (2, 4))),
+    "galaxy": DeviceSpec("galaxy", "wormhole_b0", 8, 8, 1_376_928, 12, 1_072_693_184, 288.0, meshes=((4, 8),)),
     # Blackhole p150: bank sizes measured on a mock p150 (docs/ttnn-facts.md §0). The grid is the 11x10 of
     # docs/design.md §5, a sub-grid of the mock descriptor's 13x10, on which its plans remain valid.
     "p150": DeviceSpec("p150", "blackhole", 11, 10, 1_444_736, 8, 4_277_141_376, 512.0,

@@ -86,6 +86,14 @@ class Module:
     # constant weights fold-dequantize computed from a DequantizeLinear: name -> their quantization steps (the
     # scale, broadcastable to the weight), what lowering weighs a bfloat8_b upload's rounding against
     dequantized: dict = field(default_factory=dict)
+    # a data-parallel (multi-chip) program: the mesh (rows, columns) it runs on, and each graph output's batch
+    # dim (frontend/batch_split.py); the graph is the per-chip program (docs/design.md §6.19)
+    mesh: tuple[int, int] = (1, 1)
+    batch_dims: dict = field(default_factory=dict)
+
+    @property
+    def chips(self) -> int:
+        return self.mesh[0] * self.mesh[1]
 
 
 def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:

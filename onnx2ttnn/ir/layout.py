@@ -7,6 +7,14 @@ and parses back:
     tile<bf16> dram interleaved
     tile<bf16> l1 height_sharded grid=8x8 shard=32x64
     row_major<f32> host
+    tile<bf16> dram interleaved mesh=replicated
+    row_major<f32> host mesh=shard0
+
+On a mesh of chips (docs/design.md §6.19) the layout also carries the tensor's placement over the chips,
+`mesh=`: `replicated` (each chip holds the whole tensor) or `shard<d>` (dim d split over all chips, chip i
+holding the i-th piece; `shard<d>@<a>` along mesh axis a only, for tensor parallel), and the shape is one
+chip's.  A host tensor `shard<d>` is the whole tensor the program's caller sees, the chips' pieces joined on
+dim d.  Single-chip programs carry no placement.
 
 The memory config pass derives each op's `memory_config` from its output layout with `memory_config_of`;
 the layout stays the single source of truth.
@@ -39,6 +47,36 @@ LAYOUT_DTYPES: dict[str, tuple[str, int, int]] = {
 }
 
 
+@dataclass(frozen=True)
+class MeshPlacement:
+    """How a tensor is spread over the chips of a mesh: replicated, or dim `dim` split (over all chips, or
+    along mesh axis `axis` only)."""
+
+    dim: Optional[int] = None  # None: replicated
+    axis: Optional[int] = None
+
+    @property
+    def replicated(self) -> bool:
+        return self.dim is None
+
+    def __str__(self) -> str:
+        if self.dim is None:
+            return "replicated"
+        return f"shard{self.dim}" + (f"@{self.axis}" if self.axis is not None else "")
+
+    @classmethod
+    def parse(cls, text: str) -> "MeshPlacement":
+        if text == "replicated":
+            return cls()
+        m = re.fullmatch(r"shard(\d+)(?:@(\d+))?", text)
+        if not m:
+            raise LayoutError(f"cannot parse mesh placement {text!r}")
+        return cls(int(m[1]), int(m[2]) if m[2] else None)
+
+
+REPLICATED = MeshPlacement()
+
+
 class LayoutError(ValueError):
     """A layout that breaks a rule of docs/design.md §3.2 (the text says which)."""
 
@@ -53,6 +91,7 @@ class TTNNLayout:
     memory_layout: Optional[str] = "interleaved"
     grid: Optional[tuple[int, int]] = None  # (x, y) cores, sharded layouts only
     shard: Optional[tuple[int, int]] = None  # (height, width) elements, sharded layouts only
+    mesh: Optional[MeshPlacement] = None  # placement over the chips of a mesh (None: a one-chip program)
 
     def __post_init__(self) -> None:
         if self.page not in PAGE_LAYOUTS:
@@ -63,6 +102,8 @@ class TTNNLayout:
             raise LayoutError(f"unknown buffer {self.buffer!r}")
         if self.dtype == "bfp8" and self.page != "tile":
             raise LayoutError("bfloat8_b exists only in TILE layout")
+        if self.mesh is not None and not isinstance(self.mesh, MeshPlacement):
+            raise LayoutError(f"mesh placement {self.mesh!r} is not a MeshPlacement")
         if self.buffer == "host":
             if self.memory_layout is not None or self.grid or self.shard:
                 raise LayoutError("host tensors have no memory layout, grid or shard")
@@ -112,20 +153,25 @@ class TTNNLayout:
             text += f" grid={self.grid[0]}x{self.grid[1]}"
         if self.shard:
             text += f" shard={self.shard[0]}x{self.shard[1]}"
+        if self.mesh is not None:
+            text += f" mesh={self.mesh}"
         return text
 
     @classmethod
     def parse(cls, text: str) -> "TTNNLayout":
         """Inverse of str(): `tile<bf16> l1 height_sharded grid=8x8 shard=32x64`."""
         m = re.fullmatch(
-            r"\s*(\w+)<(\w+)>\s+(\w+)(?:\s+(\w+))?(?:\s+grid=(\d+)x(\d+))?(?:\s+shard=(\d+)x(\d+))?\s*", text
+            r"\s*(\w+)<(\w+)>\s+(\w+)(?:\s+(\w+))?(?:\s+grid=(\d+)x(\d+))?(?:\s+shard=(\d+)x(\d+))?"
+            r"(?:\s+mesh=(\S+))?\s*", text
         )
         if not m:
             raise LayoutError(f"cannot parse layout {text!r}")
-        page, dtype, buffer, mem, gx, gy, sh, sw = m.groups()
+        page, dtype, buffer, mem, gx, gy, sh, sw, mesh = m.groups()
+        if mem and mem.startswith("mesh"):
+            raise LayoutError(f"cannot parse layout {text!r}")
         grid = (int(gx), int(gy)) if gx else None
         shard = (int(sh), int(sw)) if sh else None
-        return cls(page, dtype, buffer, mem, grid, shard)
+        return cls(page, dtype, buffer, mem, grid, shard, MeshPlacement.parse(mesh) if mesh else None)
 
 
 HOST_F32 = TTNNLayout("row_major", "f32", "host", None)

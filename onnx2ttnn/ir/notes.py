@@ -76,10 +76,12 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          (LOWER, DECOMPOSE), ("emit",), ops=("to_torch", "from_torch", HOST_OUTPUT),
          required_on=("to_torch", HOST_OUTPUT)),
     Note("shape", Shape, "the shape a host tensor is reshaped to: after a download (its ONNX shape) or before "
-         "an upload (the device shape: a rank-0 value is [1] on the device)", (LOWER,), ("emit",),
+         "an upload (the device shape: a rank-0 value is [1] on the device); on a mesh, the whole batch's",
+         (LOWER, "place-on-mesh"), ("emit",),
          ops=("to_torch", "from_torch")),
     Note("nhwc", NHWCDims, "a download of a flattened NHWC [1, 1, N*H*W, C] tensor: its (N, H, W, C), to "
-         "reshape and permute back to NCHW on the host", (LOWER,), ("emit",), ops=("to_torch",)),
+         "reshape and permute back to NCHW on the host (on a mesh, N of the whole batch)", (LOWER, "place-on-mesh"),
+         ("emit",), ops=("to_torch",)),
     Note("fallback", str, "the ONNX op type a host fallback computes (`host region` for a host region): on its "
          "helper call, the downloads feeding it and the upload of its result", (LOWER,),
          (LOWER, LAYOUTS, DECOMPOSE, "emit"), ops=(HOST_COMPUTE, HOST_REGION, "to_torch", "from_torch"),

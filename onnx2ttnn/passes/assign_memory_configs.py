@@ -5,6 +5,9 @@ Reads: the TTNNLayout of every node output (the single source of truth).  Writes
 `slice_config` of every conv2d writing L1 (ttnn.Conv2dL1FullSliceConfig: the all-in-L1 path, without which
 a DRAM input makes conv2d write DRAM, ir/ttnn_ops/conv_pool.py).  Then a verifier checks that every stored
 attribute equals what the layout derives, and that none is missing.
+On a mesh (a layout with `mesh=`), uploads get `mesh_mapper` (ttnn.replicate_tensor_to_mesh_mapper or
+ttnn.shard_tensor_to_mesh_mapper(device, dim=d) from the output's placement) and downloads `mesh_composer`
+(ttnn.concat_mesh_to_tensor_composer(device, dim=d), d the device tensor's sharded dim).
 Before: `y = relu(x)` with `y: tile<bf16> l1 interleaved`; after: `relu(x, memory_config=L1 interleaved)`.
 """
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import VerificationError
-from onnx2ttnn.ir.graph import Module, TTNNRef, layout_of
+from onnx2ttnn.ir.graph import DEVICE, Module, TTNNCall, TTNNRef, layout_of
 from onnx2ttnn.ir.layout import memory_config_of
 from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -30,6 +33,8 @@ class AssignMemoryConfigs(Pass):
             if derived is not None:
                 node.attrs["memory_config"] = derived
                 count += 1
+            for name, value in _derived_mesh(node).items():
+                node.attrs[name] = value
             slice_config = _derived_slice_config(node)
             if slice_config is not None:
                 node.attrs["slice_config"] = slice_config
@@ -46,6 +51,23 @@ def _derived(node: gs.Node):
     return memory_config_of(layout) if layout is not None else None
 
 
+def _derived_mesh(node: gs.Node) -> dict:
+    """{mesh_mapper: ...} of an upload, {mesh_composer: ...} of a download, from the layouts' placements."""
+    if node.op == "from_torch":
+        layout = layout_of(node.outputs[0])
+        if layout is None or layout.mesh is None or not layout.on_device:
+            return {}
+        if layout.mesh.replicated:
+            return {"mesh_mapper": TTNNCall("replicate_tensor_to_mesh_mapper", DEVICE)}
+        return {"mesh_mapper": TTNNCall("shard_tensor_to_mesh_mapper", DEVICE, dim=layout.mesh.dim)}
+    if node.op == "to_torch":
+        layout = layout_of(node.inputs[0])
+        if layout is None or layout.mesh is None or layout.mesh.replicated:
+            return {}
+        return {"mesh_composer": TTNNCall("concat_mesh_to_tensor_composer", DEVICE, dim=layout.mesh.dim)}
+    return {}
+
+
 def _derived_slice_config(node: gs.Node):
     """An op that takes slice_config (its entry's `slice_config`: conv2d) writing L1 takes its all-in-L1 path
     (ttnn.Conv2dL1FullSliceConfig); None otherwise."""
@@ -59,7 +81,11 @@ def verify_memory_configs(graph: gs.Graph) -> None:
     """Every device-producing node's `memory_config` (and conv2d's `slice_config`) equals what its layout
     derives."""
     for index, node in enumerate(graph.nodes):
-        for name, derived in (("memory_config", _derived(node)), ("slice_config", _derived_slice_config(node))):
+        mesh = _derived_mesh(node)
+        pairs = [("memory_config", _derived(node)), ("slice_config", _derived_slice_config(node))]
+        pairs += [(name, mesh.get(name)) for name in ("mesh_mapper", "mesh_composer")
+                  if name in mesh or name in node.attrs]
+        for name, derived in pairs:
             stored = node.attrs.get(name)
             if derived != stored:
                 where = node.attrs.get("_source", "")

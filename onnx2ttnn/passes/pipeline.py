@@ -17,6 +17,7 @@ from onnx2ttnn.passes.insert_moves import InsertMoves
 from onnx2ttnn.passes.lower_to_ttnn import LowerToTTNN
 from onnx2ttnn.passes.assign_memory_configs import AssignMemoryConfigs
 from onnx2ttnn.passes.place_memory import PlaceMemory
+from onnx2ttnn.passes.place_on_mesh import PlaceOnMesh
 from onnx2ttnn.passes.remove_identities import RemoveIdentities
 from onnx2ttnn.passes.reuse_conv_weights import ReuseConvWeights
 from onnx2ttnn.passes.simplify_ttnn import SimplifyTTNN
@@ -51,6 +52,7 @@ def build_pipeline() -> list[Pass]:
         PlaceMemory(),        # dram / l1 / auto policy: the plan of onnx2ttnn/memory, applied
         InsertMoves(),        # the plan's to_memory_config moves out of DRAM-only outputs
         InsertDeallocs(),     # free each buffer after its last use
+        PlaceOnMesh(),        # multi-chip: each tensor's placement over the chips (batch split or replicated)
         AssignMemoryConfigs(),   # last: memory_config attributes derived from layouts, verified
     ]
 

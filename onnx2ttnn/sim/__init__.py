@@ -9,7 +9,8 @@ What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, 
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
 shard validation, each op's layout/dtype requirements, trace capture and replay with their rules and two command
-queues' event ordering (ops_trace.py, ops_queues.py), and what a compute kernel config's math fidelity and
+queues' event ordering (ops_trace.py, ops_queues.py), meshes of chips (sim/_mesh.py: per-chip allocators, mesh
+mappers and composers), and what a compute kernel config's math fidelity and
 destination accumulation do to a matmul or conv (sim/_fidelity.py).  What is not: kernels' exact arithmetic
 (accumulation order, approximations), except the SFPU arithmetic of sigmoid and exp in their accuracy variants
 (_sfpu.py), circular-buffer memory of ops, program caches.
@@ -42,6 +43,24 @@ from .ops_pool import avg_pool2d, global_avg_pool2d, max_pool2d, upsample
 from .ops_queues import (MeshEvent, QueueId, copy_host_to_device_tensor, event_synchronize, is_trace_capture_active,
                          record_event, wait_for_event)
 from .ops_trace import MeshTraceId, begin_trace_capture, end_trace_capture, execute_trace, release_trace
+
+from ._mesh import (CppMeshToTensor, CppTensorToMesh, MeshDevice, MeshShape, close_mesh_device,  # noqa: E402
+                    concat_mesh_to_tensor_composer, get_device_tensors, open_mesh_device,
+                    replicate_tensor_to_mesh_mapper, shard_tensor_to_mesh_mapper)
+from ._mesh import lift as _lift  # noqa: E402
+
+
+def _lift_ops(names: dict) -> None:
+    """Every op runs once per chip when given mesh tensors or a mesh device (sim/_mesh.py)."""
+    import inspect
+
+    for name, value in list(names.items()):
+        if (inspect.isfunction(value) and not name.startswith("_") and name not in ("from_torch", "to_torch")
+                and value.__module__.startswith(__name__ + ".ops")):
+            names[name] = _lift(value)
+
+
+_lift_ops(globals())
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from ._mesh import MeshDevice, MeshTensor, compose, map_to_mesh
 from ._common import device_result, host_result, output_config, tensor_arg
 from ._memconfig import DRAM_MEMORY_CONFIG, MemoryConfig
 from ._placement import check_dtype_layout
@@ -24,10 +25,14 @@ def _check_types(op: str, dtype, layout) -> None:
 
 
 def from_torch(tensor, dtype: DataType | None = None, *, pad_value=None, layout: Layout | None = None,
-               device=None, memory_config: MemoryConfig | None = None) -> Tensor:
-    """A ttnn tensor from a torch tensor: on the host, or on `device` (DRAM interleaved by default)."""
+               device=None, memory_config: MemoryConfig | None = None, mesh_mapper=None) -> Tensor:
+    """A ttnn tensor from a torch tensor: on the host, or on `device` (DRAM interleaved by default); on a
+    mesh device, split or replicated over its chips by `mesh_mapper` (replicated when None)."""
     if tensor is None:
         return None
+    if isinstance(device, MeshDevice):
+        return map_to_mesh(from_torch, tensor, device, mesh_mapper,
+                           dict(dtype=dtype, layout=layout, memory_config=memory_config))
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"from_torch: expected a torch.Tensor, got {type(tensor).__name__}")
     _check_types("ttnn.from_torch", dtype, layout)
@@ -49,8 +54,11 @@ def as_tensor(tensor, dtype: DataType | None = None, *, layout: Layout | None = 
     return preprocess(out) if preprocess is not None else out
 
 
-def to_torch(tensor: Tensor, dtype=None) -> torch.Tensor:
-    """The logical values as a torch tensor (bf16 -> bfloat16, bfp8/f32 -> float32, uint32 -> int32)."""
+def to_torch(tensor: Tensor, dtype=None, *, mesh_composer=None) -> torch.Tensor:
+    """The logical values as a torch tensor (bf16 -> bfloat16, bfp8/f32 -> float32, uint32 -> int32); a mesh
+    tensor's pieces joined by `mesh_composer`."""
+    if isinstance(tensor, MeshTensor):
+        return compose(to_torch, tensor, mesh_composer, dtype)
     tensor_arg("ttnn.to_torch", "tensor", tensor, on_device=False)
     return torch_for(tensor, dtype)
 

@@ -52,8 +52,15 @@ class BankStats:
     data_peak_per_bank: tuple
 
 
+def chips(device) -> list:
+    """The simulated chips of a device: [device] for one chip, one per chip for a mesh (sim/_mesh.py)."""
+    return list(getattr(device, "chips", [device]))
+
+
 def memory_stats(device) -> dict[str, BankStats]:
-    """{'L1': BankStats, 'DRAM': BankStats} for a (simulated) device."""
+    """{'L1': BankStats, 'DRAM': BankStats} for a (simulated) device; for a mesh, its first chip (in a
+    data-parallel program every chip allocates the same: memory_stats(chip) for each of chips(mesh))."""
+    device = chips(device)[0]
     out = {}
     for name, alloc in (("L1", device.l1), ("DRAM", device.dram)):
         out[name] = BankStats(alloc.num_banks, alloc.bank_size, alloc.allocated, alloc.peak, tuple(alloc.data),
@@ -62,15 +69,15 @@ def memory_stats(device) -> dict[str, BankStats]:
 
 
 def reset_peaks(device) -> None:
-    """Restart peak tracking from the current usage."""
-    for alloc in (device.l1, device.dram):
+    """Restart peak tracking from the current usage (of every chip of a mesh)."""
+    for alloc in [a for chip in chips(device) for a in (chip.l1, chip.dram)]:
         alloc.peak = alloc.allocated
         alloc.data_peak = list(alloc.data)
 
 
 def live_buffers(device) -> list:
-    """BufferInfo of every buffer still allocated (shape/dtype/layout in `description`)."""
-    return device.live_buffers()
+    """BufferInfo of every buffer still allocated (shape/dtype/layout in `description`), on every chip."""
+    return [b for chip in chips(device) for b in chip.live_buffers()]
 
 
 def leaks(device) -> list:
@@ -124,6 +131,7 @@ def memory_trace(device):
     import onnx2ttnn.sim as sim
 
     trace: list = []
+    first = chips(device)[0]  # a mesh's chips allocate alike in a data-parallel program
     depth = [0]
     saved = {}
 
@@ -135,7 +143,7 @@ def memory_trace(device):
             finally:
                 depth[0] -= 1
                 if depth[0] == 0 and device.is_open:
-                    trace.append((name, device.l1.allocated, device.dram.allocated))
+                    trace.append((name, first.l1.allocated, first.dram.allocated))
         return traced
 
     for name in dir(sim):

@@ -13,6 +13,9 @@ from onnx2ttnn.ir.layout import (LayoutError, MemoryConfig, TTNNLayout, bytes_pe
     "row_major<f32> host",
     "tile<bfp8> l1 block_sharded grid=8x4 shard=32x96",
     "row_major<u32> l1 interleaved",
+    "tile<bf16> dram interleaved mesh=replicated",
+    "row_major<f32> host mesh=shard0",
+    "tile<bf16> l1 height_sharded grid=8x8 shard=32x64 mesh=shard3@1",
 ])
 def test_text_round_trips(text):
     assert str(TTNNLayout.parse(text)) == text
@@ -33,6 +36,16 @@ def test_rules_are_enforced(kwargs, message):
 def test_parse_rejects_garbage():
     with pytest.raises(LayoutError):
         TTNNLayout.parse("tile bf16 dram")
+    for text in ("tile<bf16> dram interleaved mesh=split0", "tile<bf16> dram mesh=shard0"):
+        with pytest.raises(LayoutError):
+            TTNNLayout.parse(text)
+
+
+def test_mesh_placement_fields():
+    layout = TTNNLayout.parse("tile<bf16> l1 interleaved mesh=shard3@1")
+    assert (layout.mesh.dim, layout.mesh.axis, layout.mesh.replicated) == (3, 1, False)
+    assert TTNNLayout.parse("tile<bf16> l1 interleaved mesh=replicated").mesh.replicated
+    assert TTNNLayout().mesh is None and layout.with_(buffer="host").mesh == layout.mesh
 
 
 def test_tile_padding_and_bank_sizes():

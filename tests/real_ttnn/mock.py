@@ -65,3 +65,17 @@ class TTNNMock:
             raise RuntimeError(f"alloc_probe.py failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
         with open(out) as f:
             return json.load(f)
+
+
+def run_mesh_program(mock: TTNNMock, program: str, device: str, *args: str) -> dict:
+    """Run a multi-chip program's own main() on a mock `device` (n300 or t3k: run_mesh.py); its JSON report,
+    with the process's 'stderr' and 'returncode' added."""
+    out = os.path.splitext(program)[0] + f".{device}.json"
+    proc = mock._python("run_mesh.py", [program, "--device", device, "--json", out, *args], os.path.dirname(program))
+    report = {"exit": None, "error": "no report written"}
+    if os.path.exists(out):
+        with open(out) as f:
+            report = json.load(f)
+    report["stderr"] = proc.stderr[-4000:]
+    report["returncode"] = proc.returncode
+    return report

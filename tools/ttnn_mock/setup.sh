@@ -12,7 +12,7 @@
 # Layout of the root:
 #   wheels/   ttnn (and torch, when fetched) wheels      pkg/  unpacked ttnn wheel (Python 3.11 only)
 #   venv/     python env (numpy<2, torch==2.13.0 CPU, ttnn deps)
-#   mock/     n150.yaml, p150.yaml cluster descriptors, stub.s      cache/  TT_METAL_CACHE (JIT build cache)
+#   mock/     n150.yaml, p150.yaml, n300.yaml, t3k.yaml cluster descriptors, stub.s      cache/  TT_METAL_CACHE (JIT build cache)
 #   work/     CWD for runs (tt-metal writes ./generated/ there)      env.sh
 #
 # Why each piece (see docs/ttnn-facts.md):
@@ -244,6 +244,10 @@ boards:
     - chips:
         - 0
 EOF
+
+# n300 (2 chips) and T3000 (8 chips): written by cluster_desc.py (topology and why there)
+DESC_OUT=$(python3 "$(dirname "$0")/cluster_desc.py" "$ROOT/mock") || die "cluster_desc.py failed"
+case "$DESC_OUT" in *CHANGED=0*) ;; *) CHANGED=1 ;; esac
 
 # ---------------------------------------------------------------- 7. stand-in SFPI compiler
 BIN=$TT_HOME/runtime/sfpi/compiler/bin

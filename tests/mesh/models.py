@@ -1,0 +1,83 @@
+"""Models for the multi-chip tests: zoo entries (reduced) exported with a dynamic batch dim, so that the
+per-chip program (the model at batch / chips) and onnxruntime's reference (at the whole batch) both run.
+Exports are cached like the zoo's (models/export.py: keyed by entry, exporter and library versions)."""
+from __future__ import annotations
+
+import os
+
+import onnx
+import pytest
+
+from tests.conftest import MODELS
+
+EXPORTER = "dynamo-dynamic-batch"
+
+
+def export_dynamic_batch(name: str) -> str:
+    """The reduced zoo entry `name` exported (dynamo, opset 18) with dim 0 of every input dynamic."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from models import zoo
+    from models.export import _staged, cache_dir
+
+    entry = zoo.get(name)
+    folder = cache_dir(entry, "reduced", EXPORTER)
+    path = os.path.join(folder, f"{name}.onnx")
+    if os.path.exists(path):
+        return path
+    with _staged(name, folder) as tmp:
+        _export(entry, os.path.join(tmp, f"{name}.onnx"))
+    return path
+
+
+def _export(entry, target: str) -> None:
+    import torch
+
+    from models import zoo
+    from models.export import OPSET, _Outputs
+
+    module, config = zoo.build_model(entry, "reduced")
+    inputs = zoo.example_inputs(entry, config, "reduced")
+    inputs = {key: torch.cat([value, value]) for key, value in inputs.items()}  # batch 2: not a special size
+    batch = torch.export.Dim("batch", min=1, max=64)
+    with torch.no_grad():
+        torch.onnx.export(_Outputs(module, entry.outputs), tuple(inputs.values()), target, input_names=list(inputs),
+                          output_names=list(entry.outputs), opset_version=OPSET, dynamo=True, verbose=False,
+                          dynamic_shapes=(tuple({0: batch} for _ in inputs),))
+
+
+def cnn_dynamic_batch(folder: str) -> str:
+    """models/cnn.onnx with its batch dim (input and output) made symbolic."""
+    model = onnx.load(os.path.join(MODELS, "cnn.onnx"))
+    for value in list(model.graph.input) + list(model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    path = os.path.join(folder, "cnn_dynamic_batch.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def dynamic_model(name: str, folder: str) -> str:
+    return cnn_dynamic_batch(folder) if name == "cnn" else export_dynamic_batch(name)
+
+
+def batch_shapes(path: str, batch: int) -> dict:
+    """--input-shape values putting `batch` in dim 0 of every input (the other dims as the model has them)."""
+    model = onnx.load(path, load_external_data=False)
+    return {value.name: (batch,) + tuple(d.dim_value for d in value.type.tensor_type.shape.dim[1:])
+            for value in model.graph.input}
+
+
+DP_MODELS = ("bert", "vit", "gpt2", "cnn")
+
+
+@pytest.fixture(scope="session")
+def dp_model(tmp_path_factory):
+    """dp_model(name) -> the path of the model `name` (DP_MODELS) with a dynamic batch dim (import this
+    fixture into a test module to use it)."""
+    folder = tmp_path_factory.mktemp("dp_models")
+    cache: dict[str, str] = {}
+
+    def get(name: str) -> str:
+        if name not in cache:
+            cache[name] = dynamic_model(name, str(folder))
+        return cache[name]
+    return get

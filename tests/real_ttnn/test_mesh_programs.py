@@ -1,0 +1,32 @@
+"""Data-parallel programs on the real ttnn 0.81.1 (mock mode) with the n300 and T3000 descriptors setup.sh
+writes: the program's own main() opens the mesh, uploads with its mesh mappers, runs (a warm-up and one timed
+iteration), reads back with its composers and closes the mesh; nothing the program allocated is left on the chips
+when it closes (the program cache's own config tensors aside, docs/ttnn-facts.md §12).  Mock devices compute
+zeros: numerics are the simulator's (tests/mesh/test_data_parallel.py)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import onnx2ttnn
+from tests.mesh.models import batch_shapes, dp_model  # noqa: F401 (dp_model is a fixture)
+from tests.real_ttnn.mock import run_mesh_program
+
+# the same cases as the simulator's: every model on n300 (batch 2) and on T3000 (batch 8, 1x8 and 2x4)
+CASES = [(name, "n300", "", 2) for name in ("bert", "vit", "gpt2", "cnn")] + [
+    ("bert", "t3k", "1x8", 8), ("gpt2", "t3k", "1x8", 8), ("vit", "t3k", "2x4", 8), ("cnn", "t3k", "2x4", 8)]
+
+
+@pytest.mark.parametrize("name,device,mesh,batch", CASES, ids=[f"{c[0]}-{c[1]}{c[2] and '-' + c[2]}" for c in CASES])
+def test_data_parallel_program_runs_on_the_mock_mesh(ttnn_mock, dp_model, name, device, mesh, batch, tmp_path):
+    model = dp_model(name)
+    program = str(tmp_path / "dp_ttnn.py")
+    onnx2ttnn.convert(model, program, device=device, mesh=mesh, input_shapes=batch_shapes(model, batch)).write(program)
+    report = run_mesh_program(ttnn_mock, program, device, "--iterations", "1")
+    assert report["exit"] == 0, report
+    assert report["chips"] == batch
+    assert report["memory_after_clearing_program_cache"] == {"L1": 0, "DRAM": 0}, report
+    shapes = re.findall(r": shape \((\d+),", report["stdout"])
+    assert shapes and all(int(s) == batch for s in shapes), report["stdout"]
+    assert "1 iterations:" in report["stdout"]
