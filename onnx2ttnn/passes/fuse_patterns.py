@@ -1,6 +1,6 @@
-"""fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, rms-norm, matmul+add.
+"""fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, rms-norm, attention, matmul+add.
 
-Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, RMSNorm, Linear,
+Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, RMSNorm, Attention, Linear,
 QuantizeDequantize for an activation's QuantizeLinear -> DequantizeLinear pair; a folded Conv) in place of the
 patterns; the reasons rules rejected near-matches go to the pass notes.
 Before: `y = Add(MatMul(x, W), b)`; after: `y = onnx2ttnn.Linear(x, W, b)`.
@@ -21,6 +21,8 @@ class FusePatterns(Pass):
         graph = module.graph
         applied, rejected = Counter(), Counter()
         for rule in rule_set():
+            if ctx.options.dtype not in rule.dtypes:
+                continue
             for node in list(graph.nodes):
                 if node.op != rule.anchor_op or onnx_domain(node) != "" or not node.outputs:
                     continue

@@ -38,6 +38,7 @@ from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device
 from .ops_matmul import linear, matmul
 from .ops_norm import argmax, cumsum, layer_norm, max, mean, min, prod, rms_norm, softmax, sum, topk
 from .ops_pool import avg_pool2d, global_avg_pool2d, max_pool2d, upsample
+from . import transformer  # noqa: E402  (ttnn.transformer: the attention ops)
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

@@ -76,6 +76,7 @@ class Cost:
 
     MATRIX = "matrix"  # 2 * output elements * K FLOPs at the matrix peak
     CONV = "conv"  # 2 * output elements * (in_channels / groups * kh * kw) FLOPs at the matrix peak
+    ATTENTION = "attention"  # 4 * output elements * key length FLOPs (scores and values) at the matrix peak
     VECTOR = "vector"  # vector_flops per output element at the SFPU rate
     CONVERSION = "conversion"  # timed like VECTOR (one FLOP per element); its bytes count as conversion bytes
     FREE = "free"  # moves and computes nothing on the device
