@@ -1,0 +1,145 @@
+"""fusion/attention.py: one small inline model per pattern variant, fused into one Attention node and run on the
+simulator against onnxruntime (PCC >= 0.99, no leaks); near misses are rejected with their reason."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn import convert
+from onnx2ttnn.frontend.importer import import_model
+from onnx2ttnn.options import Options
+from onnx2ttnn.passes.base import PassContext
+from onnx2ttnn.passes.fuse_patterns import FusePatterns
+from onnx2ttnn.verify import verify
+
+B, S = 1, 16
+
+
+def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript", out_proj=True,
+                     scale_on="qk", seq=S) -> onnx.ModelProto:
+    """x [1, seq, heads * dh] -> self-attention as an exporter writes it.  `mask`: None, "input" (an additive
+    [1, 1, seq, seq] graph input) or "causal" (a constant); `key`: how the key's transpose is written
+    ("torchscript": one Transpose [0, 2, 3, 1]; "dynamo": through rank 3); `scale_on`: "qk" (sqrt of the scale
+    on q and on k) or "scores" (Div of the scores)."""
+    rng = np.random.default_rng(0)
+    h = heads * dh
+    inits = {f"w{p}": rng.standard_normal((h, h)) / math.sqrt(h) for p in "qkvo"}
+    inits.update({f"b{p}": rng.standard_normal(h) * 0.1 for p in "qkvo"})
+    inits.update(split=np.array([B, seq, heads, dh], np.int64), joined=np.array([B, seq, h], np.int64),
+                 root=np.float32((1 / math.sqrt(dh)) ** 0.5), sqrt_dh=np.float32(math.sqrt(dh)),
+                 zero=np.float32(0))
+    nodes = []
+    for p in "qkv":
+        nodes += [helper.make_node("MatMul", ["x", f"w{p}"], [f"{p}_mm"]),
+                  helper.make_node("Add", [f"b{p}", f"{p}_mm"], [f"{p}_lin"]),
+                  helper.make_node("Reshape", [f"{p}_lin", "split"], [f"{p}_4d"])]
+    nodes += [helper.make_node("Transpose", ["q_4d"], ["q_h"], perm=[0, 2, 1, 3]),
+              helper.make_node("Transpose", ["v_4d"], ["v_h"], perm=[0, 2, 1, 3])]
+    if key == "torchscript":
+        nodes.append(helper.make_node("Transpose", ["k_4d"], ["k_h"], perm=[0, 2, 3, 1]))
+    else:
+        inits.update(flat=np.array([B * heads, seq, dh], np.int64), back=np.array([B, heads, dh, seq], np.int64))
+        nodes += [helper.make_node("Transpose", ["k_4d"], ["k_t"], perm=[0, 2, 1, 3]),
+                  helper.make_node("Reshape", ["k_t", "flat"], ["k_3d"]),
+                  helper.make_node("Transpose", ["k_3d"], ["k_3t"], perm=[0, 2, 1]),
+                  helper.make_node("Reshape", ["k_3t", "back"], ["k_h"])]
+    if scale_on == "qk":
+        nodes += [helper.make_node("Mul", ["q_h", "root"], ["q_s"]), helper.make_node("Mul", ["k_h", "root"], ["k_s"]),
+                  helper.make_node("MatMul", ["q_s", "k_s"], ["scores"])]
+    else:
+        nodes += [helper.make_node("MatMul", ["q_h", "k_h"], ["raw"]),
+                  helper.make_node("Div", ["raw", "sqrt_dh"], ["scores"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [B, seq, h])]
+    if mask is not None:
+        if mask == "causal":
+            inits["mask"] = np.triu(np.full((seq, seq), -np.inf, np.float32), 1).reshape(1, 1, seq, seq)
+        else:
+            inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, [B, 1, seq, seq]))
+        nodes.append(helper.make_node("Add", ["scores", "mask"], ["masked"]))
+    nodes.append(helper.make_node("Softmax", ["masked" if mask is not None else "scores"], ["p"], axis=-1))
+    if guard:
+        nodes += [helper.make_node("IsNaN", ["p"], ["nan"]), helper.make_node("Where", ["nan", "zero", "p"], ["pg"])]
+    nodes += [helper.make_node("MatMul", ["pg" if guard else "p", "v_h"], ["o"]),
+              helper.make_node("Transpose", ["o"], ["o_t"], perm=[0, 2, 1, 3]),
+              helper.make_node("Reshape", ["o_t", "joined"], ["y" if not out_proj else "o_j"])]
+    if out_proj:
+        nodes += [helper.make_node("MatMul", ["o_j", "wo"], ["o_mm"]), helper.make_node("Add", ["o_mm", "bo"], ["y"])]
+    graph = helper.make_graph(nodes, "attention", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                                                          [B, seq, h])],
+                              [numpy_helper.from_array(np.asarray(v, np.asarray(v).dtype if np.asarray(v).dtype
+                                                                  == np.int64 else np.float32), k)
+                               for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _fuse(model, dtype="bf16"):
+    module = import_model(model, {})
+    FusePatterns().run(module, PassContext(Options(dtype=dtype)))
+    return module
+
+
+def _fused(model) -> list[str]:
+    return [n.op for n in _fuse(model).graph.nodes]
+
+
+def _check_on_simulator(model, inputs=None):
+    report = verify(model, inputs=inputs)
+    assert report.passed, report.text()
+    return report.conversion.op_counts()
+
+
+@pytest.mark.parametrize("key", ["torchscript", "dynamo"])
+@pytest.mark.parametrize("scale_on", ["qk", "scores"])
+def test_encoder_attention_without_a_mask_becomes_sdpa(key, scale_on):
+    model = _attention_model(key=key, scale_on=scale_on, guard=True)  # no mask: the guard is dropped
+    assert _fused(model) == ["Attention"]
+    counts = _check_on_simulator(model)
+    assert counts["transformer.scaled_dot_product_attention"] == 1
+    assert counts["transformer.split_query_key_value_and_split_heads"] == 1
+    assert counts["transformer.concatenate_heads"] == 1 and counts["linear"] == 2  # QKV and the output projection
+    assert "isnan" not in counts and "softmax" not in counts and "permute" not in counts
+
+
+def test_a_mask_from_the_inputs_keeps_the_guard_and_a_fully_masked_row_gives_zeros():
+    model = _attention_model(mask="input", guard=True)
+    node = next(n for n in _fuse(model).graph.nodes if n.op == "Attention")
+    assert node.attrs["guard"] == 1
+    mask = np.zeros((B, 1, S, S), np.float32)
+    mask[..., 3:, 5:] = -np.inf
+    mask[..., 2, :] = -np.inf  # row 2 sees no key: NaN in the softmax, zeros after the guard
+    x = np.random.default_rng(1).standard_normal((B, S, 64)).astype(np.float32)
+    counts = _check_on_simulator(model, inputs={"x": x, "mask": mask})
+    assert counts["transformer.attention_softmax"] == 1 and counts["isnan"] == 1 and counts["where"] == 1
+    assert "transformer.scaled_dot_product_attention" not in counts
+
+
+def test_a_constant_causal_mask_becomes_is_causal_and_drops_the_guard():
+    model = _attention_model(mask="causal", guard=True, key="dynamo")
+    node = next(n for n in _fuse(model).graph.nodes if n.op == "Attention")
+    assert node.attrs["causal"] == 1 and node.attrs["guard"] == 0 and not node.inputs[3].name
+    conversion = convert(model)
+    assert "is_causal=True" in conversion.source
+    counts = _check_on_simulator(model)
+    assert counts["transformer.scaled_dot_product_attention"] == 1 and "isnan" not in counts
+
+
+def test_heads_of_16_are_padded_to_32_through_the_output_projection():
+    model = _attention_model(heads=4, dh=16, seq=17)  # ViT-like: 17 tokens, heads of 16
+    module = _fuse(model)
+    node = next(n for n in module.graph.nodes if n.op == "Attention")
+    assert node.inputs[1].values.shape == (64, 3 * 4 * 32) and node.inputs[4].values.shape == (4 * 32, 64)
+    counts = _check_on_simulator(model)
+    assert counts["transformer.scaled_dot_product_attention"] == 1
+
+
+def test_near_misses_are_rejected_with_their_reason():
+    module = _fuse(_attention_model(heads=4, dh=16, out_proj=False))
+    assert "Attention" not in [n.op for n in module.graph.nodes]
+    assert module.notes["fuse-patterns"]["rejected"] == {
+        "attention: head size 16 is not a multiple of 32 and no output projection takes the zero padding": 1}
+    fp32 = _fuse(_attention_model(), dtype="fp32")  # SDPA refuses float32: not fused in fp32 programs
+    assert "Attention" not in [n.op for n in fp32.graph.nodes]
