@@ -245,7 +245,15 @@ def match(softmax: gs.Node):
     return Match(softmax, nodes, dict(x=xq, w=(wq, wk, wv), b=(bq, bk, bv), heads=n, head_size=dh,
                                       scale=scale * sq * sk, mask=mask, mask_kind=kind, mask_value=mask_value,
                                       guard=guard is not None and kind == "input", w_out=w_out, b_out=b_out,
-                                      out=last))
+                                      out=last, note=_note(kind, guard is not None)))
+
+
+def _note(kind: str, guard: bool) -> str:
+    """What the fused node does with the mask and the exporter's NaN guard (the pass notes' key)."""
+    if kind == "input":
+        return "mask from the inputs: NaN guard kept, attention_softmax" if guard else "mask from the inputs"
+    dropped = ", NaN guard dropped" if guard else ""
+    return {"none": "no mask", "causal": "causal", "constant": "constant mask"}[kind] + dropped
 
 
 def _pad_heads(w: np.ndarray, heads: int, dh: int, padded: int) -> np.ndarray:

@@ -29,7 +29,8 @@ class FusePatterns(Pass):
                 result = rule.match(node)
                 if isinstance(result, Match):
                     rule.rewrite(graph, result)
-                    applied[rule.name] += 1
+                    note = result.values.get("note")  # how this match was fused, when a rule says
+                    applied[f"{rule.name} ({note})" if note else rule.name] += 1
                 elif isinstance(result, str):
                     rejected[f"{rule.name}: {result}"] += 1
             graph.cleanup(remove_unused_graph_inputs=False).toposort()

@@ -106,8 +106,11 @@ def test_encoder_attention_without_a_mask_becomes_sdpa(key, scale_on):
 
 def test_a_mask_from_the_inputs_keeps_the_guard_and_a_fully_masked_row_gives_zeros():
     model = _attention_model(mask="input", guard=True)
-    node = next(n for n in _fuse(model).graph.nodes if n.op == "Attention")
+    module = _fuse(model)
+    node = next(n for n in module.graph.nodes if n.op == "Attention")
     assert node.attrs["guard"] == 1
+    assert module.notes["fuse-patterns"]["applied"] == {
+        "attention (mask from the inputs: NaN guard kept, attention_softmax)": 1}
     mask = np.zeros((B, 1, S, S), np.float32)
     mask[..., 3:, 5:] = -np.inf
     mask[..., 2, :] = -np.inf  # row 2 sees no key: NaN in the softmax, zeros after the guard
