@@ -28,7 +28,7 @@ from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, constant, is_op, o
     replace_outputs, scalar, single_consumer
 
 TILE = 32
-_CHAIN_OPS = ("Reshape", "Transpose", "Mul", "Div")
+_CHAIN_OPS = ("Reshape", "Transpose", "Concat", "Mul", "Div")  # Concat of one input (GPT-2's empty past)
 
 
 def _static(shape) -> Optional[tuple[int, ...]]:
@@ -39,6 +39,8 @@ def _static(shape) -> Optional[tuple[int, ...]]:
 
 def _replay(node: gs.Node, index: np.ndarray) -> Optional[np.ndarray]:
     """The index array after one Reshape / Transpose node (None: not a static move)."""
+    if node.op == "Concat":
+        return index if len(node.inputs) == 1 else None
     if node.op == "Transpose":
         perm = node.attrs.get("perm")
         return index.transpose(perm) if perm is not None and len(perm) == index.ndim else None
@@ -78,11 +80,39 @@ def _walk_back(tensor: gs.Tensor, nodes: list):
     return tensor, moves[::-1], scale
 
 
-def _projection(tensor: gs.Tensor, nodes: list):
-    """(x, weight, bias or None) when `tensor` is x @ W (+ b) with constant W [K, N] and b [N]."""
+def _gemm(node: gs.Node):
+    """(A, W [K, N], b [N]) of a Gemm by a constant B (alpha, beta and transB folded), or None."""
+    weight = constant(node.inputs[1])
+    if weight is None or weight.ndim != 2 or node.attrs.get("transA", 0):
+        return None
+    weight = (weight.T if node.attrs.get("transB", 0) else weight) * float(node.attrs.get("alpha", 1.0))
+    bias = np.zeros(weight.shape[1], np.float32)
+    if len(node.inputs) > 2 and node.inputs[2].name:
+        c = constant(node.inputs[2])
+        if c is None or c.size not in (1, weight.shape[1]):
+            return None
+        bias = np.broadcast_to(c.reshape(-1) * float(node.attrs.get("beta", 1.0)), bias.shape)
+    return node.inputs[0], weight.astype(np.float32), bias.astype(np.float32)
+
+
+def _dense(tensor: gs.Tensor, nodes: list):
+    """(x, W [K, N], b [N]) when `tensor` [b, s, N] is x @ W (+ b) with x [b, s, K] and constant W, b: MatMul
+    (+ Add), or a Gemm between Reshapes to and from rank 2 (TorchScript's and dynamo's GPT-2)."""
     if len(tensor.outputs) != 1:
         return None
-    node = producer(tensor)
+    node, found = producer(tensor), []
+    if is_op(node, "Reshape") and is_op(producer(node.inputs[0]), "Gemm") and len(node.inputs[0].outputs) == 1:
+        gemm = producer(node.inputs[0])
+        parts = _gemm(gemm)
+        a = parts[0] if parts else None
+        if parts is None or not is_op(producer(a), "Reshape") or len(a.outputs) != 1:
+            return None
+        x = producer(a).inputs[0]
+        shape, out = _static(x.shape), _static(tensor.shape)
+        if shape is None or out is None or len(shape) != 3 or out != shape[:2] + (parts[1].shape[1],):
+            return None
+        nodes += [node, gemm, producer(a)]
+        return x, parts[1], parts[2]
     bias = None
     if is_op(node, "Add"):
         matmul_out = next((t for t in node.inputs if is_op(producer(t), "MatMul")), None)
@@ -91,16 +121,41 @@ def _projection(tensor: gs.Tensor, nodes: list):
         bias = constant(other_input(node, matmul_out))
         if bias is None:
             return None
-        nodes.append(node)
+        found.append(node)
         node = producer(matmul_out)
     if not is_op(node, "MatMul"):
         return None
     weight = constant(node.inputs[1])
     if weight is None or weight.ndim != 2 or (bias is not None and bias.size != weight.shape[1]):
         return None
-    nodes.append(node)
+    nodes += found + [node]
     bias = np.zeros(weight.shape[1], np.float32) if bias is None else bias.reshape(-1).astype(np.float32)
     return node.inputs[0], weight.astype(np.float32), bias
+
+
+def _projection(tensor: gs.Tensor, nodes: list):
+    """(x, W, b) of one projection: a dense layer, or its slice when one dense layer computes q, k and v and a
+    Split over the last axis separates them."""
+    split = producer(tensor)
+    if not is_op(split, "Split"):
+        return _dense(tensor, nodes)
+    whole = split.inputs[0]
+    rank = len(whole.shape or ())
+    if rank == 0 or int(split.attrs.get("axis", 0)) % rank != rank - 1 or len(tensor.outputs) != 1:
+        return None
+    sizes = constant(split.inputs[1]) if len(split.inputs) > 1 and split.inputs[1].name else None
+    width = int(whole.shape[-1])
+    sizes = [width // len(split.outputs)] * len(split.outputs) if sizes is None else [int(d) for d in sizes]
+    if sum(sizes) != width:
+        return None
+    dense = _dense(whole, nodes)
+    if dense is None:
+        return None
+    nodes.append(split)
+    index = split.outputs.index(tensor)
+    start = sum(sizes[:index])
+    x, weight, bias = dense
+    return x, weight[:, start:start + sizes[index]], bias[start:start + sizes[index]]
 
 
 def _heads(tensor: gs.Tensor, key: bool, nodes: list):
@@ -144,8 +199,40 @@ def _concat_heads(tensor: gs.Tensor, nodes: list):
             return None
         nodes.append(node)
         tensor = node.outputs[0]
-        if index.shape == expected.shape and np.array_equal(index, expected):
+        if index.shape in (expected.shape, (b * s, n * dh)) and np.array_equal(index.reshape(-1), expected.reshape(-1)):
             return tensor
+
+
+def _output_projection(joined: gs.Tensor, nodes: list):
+    """(the output, W, b) of the constant projection reading the joined heads (MatMul [+ Add], or Gemm between
+    Reshapes), or (joined, None, None)."""
+    node, found = single_consumer(joined), []
+    if is_op(node, "Reshape") and len(joined.outputs) == 1 and len(node.outputs[0].shape or ()) == 2:
+        found.append(node)
+        node = single_consumer(node.outputs[0])
+    if is_op(node, "Gemm") and len(node.inputs[0].outputs) == 1 and _gemm(node) is not None:
+        _, weight, bias = _gemm(node)
+        found.append(node)
+        after = single_consumer(node.outputs[0])
+        if is_op(after, "Reshape") and len(after.outputs[0].shape or ()) == 3:
+            found.append(after)
+        nodes += found
+        return found[-1].outputs[0], weight, bias
+    if not is_op(node, "MatMul") or found or node.inputs[0] is not joined:
+        return joined, None, None
+    weight = constant(node.inputs[1])
+    if weight is None or weight.ndim != 2:
+        return joined, None, None
+    found.append(node)
+    bias = np.zeros(weight.shape[1], np.float32)
+    add = single_consumer(node.outputs[0])
+    if is_op(add, "Add") and len(node.outputs[0].outputs) == 1:
+        c = constant(other_input(add, node.outputs[0]))
+        if c is not None and c.size == weight.shape[1]:
+            bias = c.reshape(-1).astype(np.float32)
+            found.append(add)
+    nodes += found
+    return found[-1].outputs[0], weight.astype(np.float32), bias
 
 
 def _mask_kind(mask: Optional[gs.Tensor], s: int):
@@ -155,7 +242,10 @@ def _mask_kind(mask: Optional[gs.Tensor], s: int):
     value = constant(mask)
     if value is None:
         return "input", None
+    if not np.any(value):
+        return "none", None  # an all-zero mask (dynamo writes one for SDPA without a mask)
     value = np.broadcast_to(value.astype(np.float32), value.shape[:-2] + (s, s))
+    value = value.reshape((1,) * (4 - value.ndim) + value.shape)
     blocked = value < -1e9
     if np.all(value[~blocked] == 0) and np.array_equal(blocked.reshape(-1, s, s)[0], np.triu(np.ones((s, s), bool), 1)) \
             and all(np.array_equal(m, blocked.reshape(-1, s, s)[0]) for m in blocked.reshape(-1, s, s)):
@@ -219,25 +309,12 @@ def match(softmax: gs.Node):
     joined = _concat_heads(out.outputs[0], nodes)
     if joined is None:
         return "the heads are not concatenated back to [batch, sequence, hidden]"
-    if mask is not None and (_static(mask.shape) is None or len(mask.shape) != 4 or mask.shape[-1] != s):
+    mask_shape = _static(mask.shape) if mask is not None else None
+    if mask is not None and (mask_shape is None or len(mask_shape) > 4 or mask_shape[-1] != s or
+                             (constant(mask) is None and len(mask_shape) != 4)):
         return f"the mask of shape {mask.shape} is not [batch|1, heads|1, rows, {s}]"
     kind, mask_value = _mask_kind(mask, s)
-    last, w_out, b_out = joined, None, None
-    projection = single_consumer(joined)
-    if is_op(projection, "MatMul") and projection.inputs[0] is joined and constant(projection.inputs[1]) is not None:
-        w_out = constant(projection.inputs[1]).astype(np.float32)
-        proj_nodes = [projection]
-        add = single_consumer(projection.outputs[0])
-        b_out = np.zeros(w_out.shape[1], np.float32)
-        if is_op(add, "Add") and constant(other_input(add, projection.outputs[0])) is not None and \
-                constant(other_input(add, projection.outputs[0])).size == w_out.shape[1]:
-            b_out = constant(other_input(add, projection.outputs[0])).reshape(-1).astype(np.float32)
-            proj_nodes.append(add)
-        if w_out.ndim == 2:
-            nodes += proj_nodes
-            last = proj_nodes[-1].outputs[0]
-        else:
-            w_out = None
+    last, w_out, b_out = _output_projection(joined, nodes)
     if dh % TILE and w_out is None:
         return f"head size {dh} is not a multiple of {TILE} and no output projection takes the zero padding"
     if len(xq.shape or ()) != 3:
