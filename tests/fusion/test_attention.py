@@ -20,11 +20,12 @@ B, S = 1, 16
 
 
 def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript", out_proj=True,
-                     scale_on="qk", seq=S) -> onnx.ModelProto:
+                     scale_on="qk", seq=S, gpt2=False) -> onnx.ModelProto:
     """x [1, seq, heads * dh] -> self-attention as an exporter writes it.  `mask`: None, "input" (an additive
     [1, 1, seq, seq] graph input) or "causal" (a constant); `key`: how the key's transpose is written
     ("torchscript": one Transpose [0, 2, 3, 1]; "dynamo": through rank 3); `scale_on`: "qk" (sqrt of the scale
-    on q and on k) or "scores" (Div of the scores)."""
+    on q and on k) or "scores" (Div of the scores); `gpt2`: one Gemm computes q, k, v (split after it) and a Gemm
+    the output projection, each between Reshapes to and from rank 2."""
     rng = np.random.default_rng(0)
     h = heads * dh
     inits = {f"w{p}": rng.standard_normal((h, h)) / math.sqrt(h) for p in "qkvo"}
@@ -33,10 +34,19 @@ def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript
                  root=np.float32((1 / math.sqrt(dh)) ** 0.5), sqrt_dh=np.float32(math.sqrt(dh)),
                  zero=np.float32(0))
     nodes = []
+    if gpt2:
+        inits.update(w_qkv=np.concatenate([inits[f"w{p}"] for p in "qkv"], axis=1),
+                     b_qkv=np.concatenate([inits[f"b{p}"] for p in "qkv"]), rows=np.array([-1, h], np.int64),
+                     back3=np.array([B, seq, 3 * h], np.int64))
+        nodes += [helper.make_node("Reshape", ["x", "rows"], ["x2d"]),
+                  helper.make_node("Gemm", ["x2d", "w_qkv", "b_qkv"], ["qkv2d"]),
+                  helper.make_node("Reshape", ["qkv2d", "back3"], ["qkv"]),
+                  helper.make_node("Split", ["qkv"], ["q_lin", "k_lin", "v_lin"], axis=2, num_outputs=3)]
     for p in "qkv":
-        nodes += [helper.make_node("MatMul", ["x", f"w{p}"], [f"{p}_mm"]),
-                  helper.make_node("Add", [f"b{p}", f"{p}_mm"], [f"{p}_lin"]),
-                  helper.make_node("Reshape", [f"{p}_lin", "split"], [f"{p}_4d"])]
+        if not gpt2:
+            nodes += [helper.make_node("MatMul", ["x", f"w{p}"], [f"{p}_mm"]),
+                      helper.make_node("Add", [f"b{p}", f"{p}_mm"], [f"{p}_lin"])]
+        nodes.append(helper.make_node("Reshape", [f"{p}_lin", "split"], [f"{p}_4d"]))
     nodes += [helper.make_node("Transpose", ["q_4d"], ["q_h"], perm=[0, 2, 1, 3]),
               helper.make_node("Transpose", ["v_4d"], ["v_h"], perm=[0, 2, 1, 3])]
     if key == "torchscript":
@@ -66,14 +76,18 @@ def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript
     nodes += [helper.make_node("MatMul", ["pg" if guard else "p", "v_h"], ["o"]),
               helper.make_node("Transpose", ["o"], ["o_t"], perm=[0, 2, 1, 3]),
               helper.make_node("Reshape", ["o_t", "joined"], ["y" if not out_proj else "o_j"])]
-    if out_proj:
+    if out_proj and gpt2:
+        nodes += [helper.make_node("Reshape", ["o_j", "rows"], ["o_2d"]),
+                  helper.make_node("Gemm", ["o_2d", "wo", "bo"], ["o_mm"]),
+                  helper.make_node("Reshape", ["o_mm", "joined"], ["y"])]
+    elif out_proj:
         nodes += [helper.make_node("MatMul", ["o_j", "wo"], ["o_mm"]), helper.make_node("Add", ["o_mm", "bo"], ["y"])]
     graph = helper.make_graph(nodes, "attention", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT,
                                                                                           [B, seq, h])],
                               [numpy_helper.from_array(np.asarray(v, np.asarray(v).dtype if np.asarray(v).dtype
                                                                   == np.int64 else np.float32), k)
                                for k, v in inits.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
 def _fuse(model, dtype="bf16"):
@@ -120,8 +134,9 @@ def test_a_mask_from_the_inputs_keeps_the_guard_and_a_fully_masked_row_gives_zer
     assert "transformer.scaled_dot_product_attention" not in counts
 
 
-def test_a_constant_causal_mask_becomes_is_causal_and_drops_the_guard():
-    model = _attention_model(mask="causal", guard=True, key="dynamo")
+@pytest.mark.parametrize("gpt2", [False, True])
+def test_a_constant_causal_mask_becomes_is_causal_and_drops_the_guard(gpt2):
+    model = _attention_model(mask="causal", guard=True, key="dynamo", gpt2=gpt2)
     node = next(n for n in _fuse(model).graph.nodes if n.op == "Attention")
     assert node.attrs["causal"] == 1 and node.attrs["guard"] == 0 and not node.inputs[3].name
     conversion = convert(model)
