@@ -161,3 +161,14 @@ def test_near_misses_are_rejected_with_their_reason():
         "attention: head size 16 is not a multiple of 32 and no output projection takes the zero padding": 1}
     fp32 = _fuse(_attention_model(), dtype="fp32")  # SDPA refuses float32: not fused in fp32 programs
     assert "Attention" not in [n.op for n in fp32.graph.nodes]
+
+
+def test_sdpa_is_costed_as_its_two_matrix_products():
+    from onnx2ttnn.ir.cost import node_cost
+    from onnx2ttnn.ir.device import get_device
+
+    conversion = convert(_attention_model(heads=2, dh=32, seq=40))
+    node = next(n for n in conversion.module.graph.nodes if n.op == "transformer.scaled_dot_product_attention")
+    cost = node_cost(node, get_device("n150"))
+    # q @ k^T and p @ v over tile-padded shapes: 2 * (2 * [1, 2, 64, 32] * 64 keys)
+    assert cost.flops == 4 * (1 * 2 * 64 * 32) * 64 and cost.bound and cost.time_s > 0
