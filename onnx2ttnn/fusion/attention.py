@@ -328,7 +328,7 @@ def match(softmax: gs.Node):
 def _note(kind: str, guard: bool) -> str:
     """What the fused node does with the mask and the exporter's NaN guard (the pass notes' key)."""
     if kind == "input":
-        return "mask from the inputs: NaN guard kept, attention_softmax" if guard else "mask from the inputs"
+        return "mask from the inputs, fully masked rows zeroed" if guard else "mask from the inputs"
     dropped = ", NaN guard dropped" if guard else ""
     return {"none": "no mask", "causal": "causal", "constant": "constant mask"}[kind] + dropped
 

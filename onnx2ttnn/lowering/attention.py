@@ -3,7 +3,10 @@
     qkv = ttnn.linear(x, w_qkv, bias=b_qkv)                       one weight: q (scale folded), k, v heads
     q, k, v = ttnn.transformer.split_query_key_value_and_split_heads(qkv, num_heads=n, transpose_key=...)
     o = ttnn.transformer.scaled_dot_product_attention(q, k, v, attn_mask=, is_causal=, scale=1.0)
-      or, where SDPA declines (a mask from the inputs without one row per query, or a kept NaN guard):
+      [o = ttnn.multiply(o, open_rows)]      a mask from the inputs that can block a whole row (the NaN guard):
+                                             SDPA reads it clipped to -1e30 and the rows it blocks entirely
+                                             are zeroed, as the guard would (open_rows: isfinite(max(mask)))
+      or, where SDPA declines (a mask from the inputs without one row per query):
     p = ttnn.transformer.attention_softmax(ttnn.matmul(q, k), head_size=1, attention_mask=mask)
     [p = ttnn.where(ttnn.isnan(p), 0, p)]   o = ttnn.matmul(p, v)
     y = ttnn.transformer.concatenate_heads(o)   [y = ttnn.linear(y, w_out, bias=b_out)]
@@ -41,7 +44,18 @@ def _mask(ctx: LoweringContext, node: gs.Node):
     return ctx.value(t)
 
 
-@register("Attention", versions=(1,), domain="onnx2ttnn", ttnn=("linear", SPLIT, SDPA, SOFTMAX, "matmul", CONCAT),
+def _finite_mask(ctx: LoweringContext, mask: gs.Variable):
+    """(the mask with -inf clipped to -1e30, a [b, 1, s, 1] flag: 1 where a query row has an open key, else 0).
+    Under the clipped mask a row with an open key gets exactly the same probabilities (exp(-1e30 - max) is 0),
+    and a row without one gets finite values that the flag zeroes, as the exporter's NaN guard does."""
+    finite = ctx.op("clip", [mask], mask.shape, name=mask.name + "_finite", min=-1e30, max=3.4e38)
+    rows = tuple(mask.shape[:-1]) + (1,)
+    row_max = ctx.op("max", [mask], rows, name=mask.name + "_row_max", dim=-1, keepdim=True)
+    return finite, ctx.op("isfinite", [row_max], rows, name=mask.name + "_open_rows")
+
+
+@register("Attention", versions=(1,), domain="onnx2ttnn",
+          ttnn=("linear", SPLIT, SDPA, SOFTMAX, "matmul", CONCAT, "clip", "max", "isfinite", "multiply"),
           note="fused multi-head attention (QKV projections, scores, softmax, heads, output projection)")
 def attention(ctx: LoweringContext, node: gs.Node) -> None:
     x_t, out = node.inputs[0], node.outputs[0]
@@ -52,7 +66,7 @@ def attention(ctx: LoweringContext, node: gs.Node) -> None:
     w_qkv, b_qkv = ctx.constant(node.inputs[1]), ctx.constant(node.inputs[2])
     name = out.name
     mask = _mask(ctx, node)
-    sdpa = not guard and (mask is None or int(mask.shape[-2]) == s)
+    sdpa = mask is None or int(mask.shape[-2]) == s
     qkv = ctx.op("linear", [ctx.value(x_t), ctx.float_param(w_qkv, node.inputs[1].name),
                             ctx.float_param(b_qkv.reshape(1, -1), node.inputs[2].name)],
                  (b, s, w_qkv.shape[1]), name=name + "_qkv")
@@ -60,8 +74,13 @@ def attention(ctx: LoweringContext, node: gs.Node) -> None:
     q, k, v = ctx.multi_op(SPLIT, [qkv], [heads, heads if sdpa else (b, n, padded, s), heads],
                            names=[name + "_q", name + "_k", name + "_v"], num_heads=n, transpose_key=not sdpa)
     if sdpa:
+        open_rows = None
+        if mask is not None and guard:
+            mask, open_rows = ctx.derived((node.inputs[3].name, "sdpa_mask"), lambda: _finite_mask(ctx, mask))
         inputs = [q, k, v] + ([mask] if mask is not None else [])
         o = ctx.op(SDPA, inputs, heads, name=name + "_heads", is_causal=causal, scale=1.0)
+        if open_rows is not None:
+            o = ctx.op("multiply", [o, open_rows], heads, name=name + "_open_heads")
     else:
         scores = ctx.op("matmul", [q, k], (b, n, s, s), name=name + "_scores")
         if mask is not None:

@@ -20,9 +20,9 @@ B, S = 1, 16
 
 
 def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript", out_proj=True,
-                     scale_on="qk", seq=S, gpt2=False) -> onnx.ModelProto:
+                     scale_on="qk", seq=S, gpt2=False, mask_rows=None) -> onnx.ModelProto:
     """x [1, seq, heads * dh] -> self-attention as an exporter writes it.  `mask`: None, "input" (an additive
-    [1, 1, seq, seq] graph input) or "causal" (a constant); `key`: how the key's transpose is written
+    [1, 1, mask_rows or seq, seq] graph input) or "causal" (a constant); `key`: how the key's transpose is written
     ("torchscript": one Transpose [0, 2, 3, 1]; "dynamo": through rank 3); `scale_on`: "qk" (sqrt of the scale
     on q and on k) or "scores" (Div of the scores); `gpt2`: one Gemm computes q, k, v (split after it) and a Gemm
     the output projection, each between Reshapes to and from rank 2."""
@@ -68,7 +68,7 @@ def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript
         if mask == "causal":
             inits["mask"] = np.triu(np.full((seq, seq), -np.inf, np.float32), 1).reshape(1, 1, seq, seq)
         else:
-            inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, [B, 1, seq, seq]))
+            inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, [B, 1, mask_rows or seq, seq]))
         nodes.append(helper.make_node("Add", ["scores", "mask"], ["masked"]))
     nodes.append(helper.make_node("Softmax", ["masked" if mask is not None else "scores"], ["p"], axis=-1))
     if guard:
@@ -118,18 +118,32 @@ def test_encoder_attention_without_a_mask_becomes_sdpa(key, scale_on):
     assert "isnan" not in counts and "softmax" not in counts and "permute" not in counts
 
 
-def test_a_mask_from_the_inputs_keeps_the_guard_and_a_fully_masked_row_gives_zeros():
+def _masked_inputs(rows: int):
+    """x and an additive mask [1, 1, rows, S]: causal-like -inf entries, and row 2 (or the only row) blocking
+    some keys; with `rows` S, row 2 sees no key at all (NaN in the softmax, zeros after the exporter's guard)."""
+    mask = np.zeros((B, 1, rows, S), np.float32)
+    mask[..., 5:] = -np.inf if rows == 1 else 0
+    if rows > 1:
+        mask[..., 3:, 5:] = -np.inf
+        mask[..., 2, :] = -np.inf
+    return {"x": np.random.default_rng(1).standard_normal((B, S, 64)).astype(np.float32), "mask": mask}
+
+
+def test_a_mask_from_the_inputs_goes_to_sdpa_and_fully_masked_rows_give_zeros():
     model = _attention_model(mask="input", guard=True)
     module = _fuse(model)
     node = next(n for n in module.graph.nodes if n.op == "Attention")
     assert node.attrs["guard"] == 1
-    assert module.notes["fuse-patterns"]["applied"] == {
-        "attention (mask from the inputs: NaN guard kept, attention_softmax)": 1}
-    mask = np.zeros((B, 1, S, S), np.float32)
-    mask[..., 3:, 5:] = -np.inf
-    mask[..., 2, :] = -np.inf  # row 2 sees no key: NaN in the softmax, zeros after the guard
-    x = np.random.default_rng(1).standard_normal((B, S, 64)).astype(np.float32)
-    counts = _check_on_simulator(model, inputs={"x": x, "mask": mask})
+    assert module.notes["fuse-patterns"]["applied"] == {"attention (mask from the inputs, fully masked rows zeroed)": 1}
+    counts = _check_on_simulator(model, inputs=_masked_inputs(S))
+    assert counts["transformer.scaled_dot_product_attention"] == 1
+    assert counts["clip"] == counts["max"] == counts["isfinite"] == counts["multiply"] == 1
+    assert "isnan" not in counts and "transformer.attention_softmax" not in counts
+
+
+def test_a_key_padding_mask_from_the_inputs_keeps_the_guard_on_attention_softmax():
+    model = _attention_model(mask="input", guard=True, mask_rows=1)  # [1, 1, 1, S]: SDPA refuses it
+    counts = _check_on_simulator(model, inputs=_masked_inputs(1))
     assert counts["transformer.attention_softmax"] == 1 and counts["isnan"] == 1 and counts["where"] == 1
     assert "transformer.scaled_dot_product_attention" not in counts
 

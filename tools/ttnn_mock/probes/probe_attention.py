@@ -1,7 +1,7 @@
 """The fused attention ops of ttnn.transformer, as the attention fusion emits them (fusion/attention.py,
 lowering/attention.py): split_query_key_value_and_split_heads (with and without transpose_key, num_kv_heads for
 grouped-query), scaled_dot_product_attention (no mask, an additive mask broadcast over heads and over query
-rows, causal, grouped-query, a given scale), concatenate_heads, and attention_softmax_ (the fallback), at the
+rows, causal, grouped-query, a given scale), concatenate_heads, attention_softmax(_) (the fallback), and the calls that make an input mask fit SDPA, at the
 zoo's reduced shapes (hidden 64, 4 heads of 16, 16 tokens; ViT's 5 and 17 tokens) and BERT-base's, on bfloat16
 TILE tensors in DRAM and L1 interleaved and height-sharded.  Prints one line per step."""
 from _common import *
@@ -77,4 +77,14 @@ step("attention_softmax_ causal_mask=True with mask", lambda: ttnn.transformer.a
 step("attention_softmax_ no head_size", lambda: ttnn.transformer.attention_softmax_(dev(d, (1, 4, 16, 16))))
 step("attention_softmax (not in place) s=16 mask [1,1,1,16]", lambda: ttnn.transformer.attention_softmax(
     dev(d, (1, 4, 16, 16)), head_size=16, attention_mask=dev(d, (1, 1, 1, 16))))
+
+# --- SDPA under a mask from the inputs (lowering/attention.py): the mask made finite (clip), each query row's
+# "some key open" flag (max over keys, isfinite) and the output rows multiplied by it
+mask = dev(d, (1, 1, 16, 16))
+finite = step("clip mask [1,1,16,16] min=-1e30", lambda: ttnn.clip(mask, min=-1e30, max=3.4e38))
+rowmax = step("max over keys dim=-1 keepdim", lambda: ttnn.max(mask, dim=-1, keepdim=True))
+open_rows = step("isfinite of the row max", lambda: ttnn.isfinite(rowmax))
+o = step("sdpa with the clipped mask", lambda: SDPA(q, q, q, attn_mask=finite, is_causal=False, scale=1.0))
+step("multiply [1,4,16,32] by [1,1,16,1]", lambda: ttnn.multiply(o, open_rows))
+step("multiply [2,4,16,32] by [2,1,16,1]", lambda: ttnn.multiply(dev(d, (2, 4, 16, 32)), dev(d, (2, 1, 16, 1))))
 done(d)
