@@ -14,7 +14,7 @@ import torch
 
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._tensor import Tensor
-from ._types import DataType, Layout, TILE
+from ._types import BufferType, DataType, Layout, TILE
 
 _SDPA_DTYPES = frozenset({DataType.BFLOAT16, DataType.BFLOAT8_B})
 _MOVE_DTYPES = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B})
@@ -97,6 +97,8 @@ def scaled_dot_product_attention(input_tensor_q: Tensor, input_tensor_k: Tensor,
         if attn_mask._layout is not Layout.TILE:
             raise RuntimeError(f"TT_FATAL: {op}: When mask is provided to SDPA, it must be tilized")
         require_dtype(op, "attn_mask", attn_mask, _SDPA_DTYPES)
+        if attn_mask._mem.buffer_type is not BufferType.DRAM:
+            raise RuntimeError(f"TT_FATAL: {op}: When mask is provided to SDPA, it must be in DRAM")
         mask = values(attn_mask)
         if mask.dim() != 4 or mask.shape[2] != sq or mask.shape[3] != sk or mask.shape[0] not in (1, b) \
                 or mask.shape[1] not in (1, n):

@@ -11,6 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnx2ttnn import convert
 from onnx2ttnn.frontend.importer import import_model
+from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.options import Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.fuse_patterns import FusePatterns
@@ -100,8 +101,8 @@ def _fused(model) -> list[str]:
     return [n.op for n in _fuse(model).graph.nodes]
 
 
-def _check_on_simulator(model, inputs=None):
-    report = verify(model, inputs=inputs)
+def _check_on_simulator(model, inputs=None, memory="auto"):
+    report = verify(model, inputs=inputs, memory=memory)
     assert report.passed, report.text()
     return report.conversion.op_counts()
 
@@ -129,13 +130,18 @@ def _masked_inputs(rows: int):
     return {"x": np.random.default_rng(1).standard_normal((B, S, 64)).astype(np.float32), "mask": mask}
 
 
-def test_a_mask_from_the_inputs_goes_to_sdpa_and_fully_masked_rows_give_zeros():
+@pytest.mark.parametrize("memory", ["auto", "l1"])
+def test_a_mask_from_the_inputs_goes_to_sdpa_and_fully_masked_rows_give_zeros(memory):
     model = _attention_model(mask="input", guard=True)
     module = _fuse(model)
     node = next(n for n in module.graph.nodes if n.op == "Attention")
     assert node.attrs["guard"] == 1
     assert module.notes["fuse-patterns"]["applied"] == {"attention (mask from the inputs, fully masked rows zeroed)": 1}
-    counts = _check_on_simulator(model, inputs=_masked_inputs(S))
+    report = verify(model, inputs=_masked_inputs(S), memory=memory)  # SDPA reads its mask from DRAM only
+    assert report.passed, report.text()
+    sdpa = next(n for n in report.conversion.module.graph.nodes if n.op == "transformer.scaled_dot_product_attention")
+    assert layout_of(sdpa.inputs[3]).buffer == "dram" and layout_of(sdpa.inputs[0]).buffer == "l1"
+    counts = report.conversion.op_counts()
     assert counts["transformer.scaled_dot_product_attention"] == 1
     assert counts["clip"] == counts["max"] == counts["isfinite"] == counts["multiply"] == 1
     assert "isnan" not in counts and "transformer.attention_softmax" not in counts

@@ -136,6 +136,7 @@ class OpInfo:
     comparison: bool = False  # returns its mask in input a's dtype unless `dtype=` asks for another
     # --- placement
     output_buffer: str = Writes.AS_ASKED
+    dram_inputs: tuple[int, ...] = ()  # input positions it reads from DRAM only (memory/buffers.py pins them)
     view: bool = False  # may return a view sharing input 0's buffer (ir/views.py says when)
     height: Optional[ShardFacts] = None  # takes height-sharded L1 tensors (None: never used so)
     width: Optional[ShardFacts] = None  # takes width-sharded L1 tensors (None: never used so)

@@ -8,7 +8,8 @@ Probed on ttnn 0.81.1 in mock mode (probe_attention.py, results/attention.txt; d
 - scaled_dot_product_attention: bfloat16 / bfloat8_b / bfloat4_b q, k, v only (float32 refused), dh a multiple
   of 32 ("Padding is not supported on the head_dim dimension"), any sequence length (5, 16, 17: padded
   to tiles); attn_mask TILE bfloat16 [b|1, n|1, s_q, s_k] (a [.., 1, s_k] mask refused: "Mask sequence length
-  must match Q sequence length"); is_causal and attn_mask exclusive; fewer k/v heads than q heads accepted;
+  must match Q sequence length") and in DRAM ("When mask is provided to SDPA, it must be in DRAM", seen when a
+  program gave it an L1 mask: `dram_inputs`); is_causal and attn_mask exclusive; fewer k/v heads than q heads accepted;
   output [b, n, s, dh] where memory_config asks (DRAM, L1 interleaved);
 - concatenate_heads: [b, n, s, dh] -> [b, s, n * dh], dh a multiple of 32;
 - attention_softmax: scores / sqrt(head_size) + attention_mask (a [1, 1, 1, s] or [1, 1, s, s] mask), softmax
@@ -23,7 +24,8 @@ from onnx2ttnn.ir.ttnn_ops.facts import Cost, declare
 
 declare("transformer.split_query_key_value_and_split_heads")
 declare("transformer.scaled_dot_product_attention", ("input_tensor_q", "input_tensor_k", "input_tensor_v",
-                                                    "attn_mask"), keyword_inputs={"attn_mask"}, cost=Cost.ATTENTION)
+                                                    "attn_mask"), keyword_inputs={"attn_mask"}, cost=Cost.ATTENTION,
+        dram_inputs=(3,))
 declare("transformer.concatenate_heads")
 declare("transformer.attention_softmax", ("tensor", "attention_mask"), keyword_inputs={"attention_mask"},
         vector_flops=6)
