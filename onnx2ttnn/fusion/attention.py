@@ -133,6 +133,12 @@ def _dense(tensor: gs.Tensor, nodes: list):
     return node.inputs[0], weight.astype(np.float32), bias
 
 
+def _from_matmul(tensor: gs.Tensor) -> bool:
+    """`tensor` is a MatMul's result, maybe scaled (the scores, not the mask added to them)."""
+    source = _walk_back(tensor, [])[0]
+    return source is not None and is_op(producer(source), "MatMul")
+
+
 def _projection(tensor: gs.Tensor, nodes: list):
     """(x, W, b) of one projection: a dense layer, or its slice when one dense layer computes q, k and v and a
     Split over the last axis separates them."""
@@ -263,8 +269,7 @@ def match(softmax: gs.Node):
     nodes, mask, scale = [softmax], None, 1.0
     node = producer(scores)
     if is_op(node, "Add") and len(scores.outputs) == 1:
-        matmul_side = next((t for t in node.inputs if is_op(producer(t), "MatMul") or
-                            is_op(producer(t), "Mul") or is_op(producer(t), "Div")), None)
+        matmul_side = next((t for t in node.inputs if _from_matmul(t)), None)
         if matmul_side is None:
             return None
         mask = other_input(node, matmul_side)

@@ -27,6 +27,8 @@ class FusePatterns(Pass):
                 if node.op != rule.anchor_op or onnx_domain(node) != "" or not node.outputs:
                     continue
                 result = rule.match(node)
+                if isinstance(result, Match) and _hides_a_graph_output(graph, result):
+                    result = "an intermediate of the pattern is a graph output"
                 if isinstance(result, Match):
                     rule.rewrite(graph, result)
                     note = result.values.get("note")  # how this match was fused, when a rule says
@@ -35,3 +37,12 @@ class FusePatterns(Pass):
                     rejected[f"{rule.name}: {result}"] += 1
             graph.cleanup(remove_unused_graph_inputs=False).toposort()
         module.notes[self.name] = {"applied": dict(applied), "rejected": dict(rejected)}
+
+
+def _hides_a_graph_output(graph, match: Match) -> bool:
+    """A match that names its result (`out`) would consume a graph output among its other tensors."""
+    out = match.values.get("out")
+    if out is None:
+        return False
+    outputs = {id(t) for t in graph.outputs} - {id(out)}
+    return any(id(t) in outputs for node in match.nodes for t in node.outputs)

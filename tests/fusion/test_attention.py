@@ -179,6 +179,11 @@ def test_near_misses_are_rejected_with_their_reason():
     assert "Attention" not in [n.op for n in module.graph.nodes]
     assert module.notes["fuse-patterns"]["rejected"] == {
         "attention: head size 16 is not a multiple of 32 and no output projection takes the zero padding": 1}
+    exposed = _attention_model()
+    exposed.graph.output.append(helper.make_tensor_value_info("p", TensorProto.FLOAT, [B, 2, S, S]))  # the probs
+    module = _fuse(exposed)
+    assert "Attention" not in [n.op for n in module.graph.nodes] and module.notes["fuse-patterns"]["rejected"] == {
+        "attention: an intermediate of the pattern is a graph output": 1}
     fp32 = _fuse(_attention_model(), dtype="fp32")  # SDPA refuses float32: not fused in fp32 programs
     assert "Attention" not in [n.op for n in fp32.graph.nodes]
 
