@@ -195,12 +195,20 @@ def summary(result, program: str, weights: str) -> str:
         f"wrote {program} and {weights}" + "".join(f" and {region}" for region in regions),
         f"ttnn calls: {sum(counts.values())} ({ops})",
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
+        *_fusions_line(result.module.notes.get("fuse-patterns", {}).get("applied", {})),
         *region_lines(result.region_summaries()),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         f"time: {times}",
     ]))
+
+
+def _fusions_line(applied: dict) -> list[str]:
+    """The summary line of the fusion rules applied, with how many times (attention says its form)."""
+    if not applied:
+        return []
+    return ["fused: " + ", ".join(f"{name} {n}" for name, n in sorted(applied.items(), key=lambda kv: (-kv[1], kv[0])))]
 
 
 def _quantized_line(weights: dict) -> list[str]:

@@ -37,6 +37,10 @@ def bert_path(tmp_path_factory) -> str:
     config = BertConfig(vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=128, max_position_embeddings=64)
     model = BertModel(config).eval()
+    with torch.no_grad():  # trained-model-like norms and biases: distinct values, not the ones / zeros of a fresh
+        for name, param in model.named_parameters():  # init, which the exporter folds into one shared weight
+            if name.endswith("bias") or "LayerNorm" in name:
+                param.add_(0.1 * torch.randn_like(param))
     ids = torch.randint(0, config.vocab_size, (1, 16))
     mask = torch.ones(1, 16, dtype=torch.int64)
     path = str(tmp_path_factory.mktemp("bert") / "bert2.onnx")

@@ -16,6 +16,13 @@ from onnx2ttnn.sim import runtime
 from tests.ttnn_api import check_source
 
 
+def forward_text(source: str) -> str:
+    """The `forward` function of a program's source (a traceable program repeats its calls in forward_device)."""
+    start = source.index("\ndef forward(")
+    end = source.find("\ndef ", start + 1)
+    return source[start:end if end != -1 else len(source)]
+
+
 def one_node(op, inputs: dict, outputs: dict, attrs=None, opset=18) -> onnx.ModelProto:
     """`outputs = op(*inputs)`; inputs / outputs: {name: (TensorProto type, shape)}; "" skips an input."""
     node = helper.make_node(op, list(inputs), list(outputs), **(attrs or {}))

@@ -51,10 +51,10 @@ def _split_params(signature: str) -> tuple[list[str], set[str], bool]:
     return positional, names, var_kw
 
 
-def documented_keywords(entry: dict) -> set[str]:
+def documented_keywords(entry: dict | None) -> set[str]:
     """Keyword arguments an entry's doc lists under "Keyword Args" (open_device's nanobind signature leaves
     out num_command_queues, which its doc lists and the real mock accepts: tools/ttnn_mock/probes/results/trace.txt)."""
-    doc = entry.get("doc") or ""
+    doc = (entry or {}).get("doc") or ""  # (a submodule's function has no top-level entry)
     section = doc.split("Keyword Args:", 1)[1] if "Keyword Args:" in doc else ""
     return set(re.findall(r"^\s+(\w+) \(", section, re.M))
 
@@ -69,9 +69,26 @@ def _entry(name: str) -> dict | None:
 
 def _signatures(name: str) -> list[str] | None:
     api = manifest()
+    module, dot, member = name.rpartition(".")
+    if dot:  # a submodule's function: ttnn.transformer.scaled_dot_product_attention
+        entry = api["modules"].get(module, {}).get(member)
+        return entry.get("signatures", []) if isinstance(entry, dict) else None
     for section in ("operations", "functions", "classes"):
         if name in api[section]:
             return api[section][name].get("signatures", [])
+    return None
+
+
+def _ttnn_owner(func) -> str | None:
+    """"" for a call of ttnn.f, "m." for ttnn.m.f with m a ttnn submodule in the manifest, else None."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    if isinstance(func.value, ast.Name) and func.value.id == "ttnn":
+        return ""
+    value = func.value
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "ttnn" and \
+            value.attr in manifest()["modules"]:
+        return value.attr + "."
     return None
 
 
@@ -90,11 +107,14 @@ def check_source(source: str) -> list[str]:
                 problems.append(f"line {node.lineno}: ttnn.{owner}.{member} is not a member")
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ttnn":
             name = node.attr
-            if _signatures(name) is None and name not in api["constants"] and name not in api["enums"]:
+            if _signatures(name) is None and name not in api["constants"] and name not in api["enums"] and \
+                    name not in api["modules"]:
                 problems.append(f"line {node.lineno}: ttnn.{name} does not exist")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                isinstance(node.func.value, ast.Name) and node.func.value.id == "ttnn":
-            sigs = _signatures(node.func.attr)
+        owner = _ttnn_owner(node.func) if isinstance(node, ast.Call) else None
+        if owner is not None:
+            sigs = _signatures(owner + node.func.attr)
+            if sigs is None and owner:
+                problems.append(f"line {node.lineno}: ttnn.{owner}{node.func.attr} does not exist")
             if not sigs:
                 continue
             keywords = {k.arg for k in node.keywords} - documented_keywords(_entry(node.func.attr))

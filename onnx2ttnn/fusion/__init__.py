@@ -28,6 +28,7 @@ class FusionRule:
     anchor_op: str
     match: Callable[[gs.Node], Union[Match, str, None]]
     rewrite: Callable[[gs.Graph, Match], None]
+    dtypes: tuple[str, ...] = ("bf16", "fp32")  # the compute dtypes (Options.dtype) whose programs it suits
 
 
 def single_consumer(tensor: gs.Tensor) -> Optional[gs.Node]:
@@ -68,6 +69,7 @@ def replace_outputs(graph: gs.Graph, old: gs.Tensor, new_node: gs.Node) -> None:
 
 def rule_set() -> list[FusionRule]:
     """All fusion rules, in the order they are applied."""
-    from onnx2ttnn.fusion import conv_activation, conv_bn, gelu, linear, quantize, rms_norm
+    from onnx2ttnn.fusion import attention, conv_activation, conv_bn, gelu, linear, quantize, rms_norm
 
-    return [conv_bn.RULE, conv_activation.RULE, gelu.RULE, rms_norm.RULE, linear.RULE, quantize.RULE]
+    # attention before matmul-add: it takes the q, k, v and output projections' MatMul + Add itself
+    return [conv_bn.RULE, conv_activation.RULE, gelu.RULE, rms_norm.RULE, attention.RULE, linear.RULE, quantize.RULE]

@@ -189,7 +189,7 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
     share = cost.cores / device.cores
-    if info.cost in (Cost.MATRIX, Cost.CONV):
+    if info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION):
         compute = cost.flops / (device.matrix_tflops * 1e12 * share * _fidelity_speedup(node, info))
     else:
         compute = cost.flops / (device.vector_gflops_per_core * 1e9 * cost.cores)
@@ -250,6 +250,10 @@ def _flops(node: gs.Node, info: OpInfo, out: Optional[tuple]) -> float:
         if layout.is_tile:
             k = -(-k // 32) * 32
         return 2.0 * out_elems * k
+    if info.cost == Cost.ATTENTION:  # q @ k^T and p @ v: output [b, n, s_q, dh] against s_k keys
+        k = node.inputs[1]
+        keys = int(k.shape[-2]) if k.shape and len(k.shape) >= 2 else 1
+        return 4.0 * out_elems * (-(-keys // 32) * 32 if layout.is_tile else keys)
     if info.cost == Cost.CONV:
         attrs = node.attrs
         kh, kw = attrs.get("kernel_size", (1, 1))

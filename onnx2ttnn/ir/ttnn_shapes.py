@@ -6,7 +6,7 @@ two.  It covers the ops whose result shape follows plainly from their arguments:
 (numpy broadcasting of the tensor operands), data movement (reshape, permute, concat, slice, expand,
 repeat, pad, embedding), reductions, matmul / linear, the convolutions and pools on flattened NHWC
 tensors [1, 1, N*H*W, C], and the host <-> device conversions with their `_shape` / `_nhwc` notes.
-Other ops (split, topk, upsample, argmax, global_avg_pool2d, host fallback helpers) return None: not checked.
+Other ops (split, split_query_key_value_and_split_heads, topk, upsample, argmax, global_avg_pool2d, host fallback helpers) return None: not checked.
 """
 from __future__ import annotations
 
@@ -210,3 +210,20 @@ def _to_torch(node, shapes):
         return (n, c, h, w) if node.attrs.get("_shape") is None else tuple(node.attrs["_shape"])
     shape = node.attrs.get("_shape")
     return tuple(shape) if shape is not None else shapes[0]
+
+
+# --- attention (ttnn.transformer; docs/ttnn-facts.md §21) ---------------------------------------------------
+@_rule("transformer.split_query_key_value_and_split_heads")
+def _split_heads(node, shapes):
+    return None  # three outputs: not checked (like split)
+
+
+@_rule("transformer.scaled_dot_product_attention", "transformer.attention_softmax")
+def _attention(node, shapes):
+    return shapes[0]
+
+
+@_rule("transformer.concatenate_heads")
+def _concatenate_heads(node, shapes):
+    b, n, s, dh = shapes[0]
+    return (b, s, n * dh)

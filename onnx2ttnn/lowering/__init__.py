@@ -4,6 +4,7 @@ from onnx2ttnn.lowering import activations  # noqa: F401  (parametrised activati
 from onnx2ttnn.lowering import select  # noqa: F401  (TopK, CumSum)
 from onnx2ttnn.lowering import dropout, resize  # noqa: F401  (Dropout, Resize/Upsample)
 from onnx2ttnn.lowering import pad  # noqa: F401  (Pad)
+from onnx2ttnn.lowering import attention  # noqa: F401  (the fused Attention)
 from onnx2ttnn.lowering import control_flow  # noqa: F401  (If, Loop, Scan: declined when not rewritten)
 from onnx2ttnn.lowering import recurrent  # noqa: F401  (LSTM, GRU, RNN)
 from onnx2ttnn.lowering.registry import all_rules, lookup, lowering_versions, register  # noqa: F401

@@ -16,7 +16,7 @@ quadratic).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -111,6 +111,13 @@ class LoweringContext:
             else:
                 table[key] = previous
         self._param_names.rewind(names)
+
+    def derived(self, key: tuple, make: Callable[[], object]) -> object:
+        """What `make()` builds from values already lowered, built once per key for the whole model (a mask
+        every attention layer reads is prepared once); rolled back like the rest."""
+        if ("derived",) + key not in self._converted:
+            self._set(self._converted, ("derived",) + key, make())
+        return self._converted[("derived",) + key]
 
     def _set(self, table: dict, key: object, value: object) -> None:
         """table[key] = value, remembered in the undo log."""

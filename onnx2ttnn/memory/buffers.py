@@ -56,12 +56,14 @@ def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) -
     size = bytes_per_bank(root.shape, l1, device.cores)
     nbytes = total_bytes(root.shape, l1)
     first, last = buf.first, buf.last
+    pinned = dram_pin(buf, device.cores)
     if buf.is_param:
         first, last = 0, last_index
+        if pinned:
+            return BufferFacts(buf, first, last, l1, size, size, 0, reads, pinned)
         if not reads:
             return BufferFacts(buf, first, last, l1, size, size, 0, reads, "weight never read")
         return BufferFacts(buf, first, last, l1, size, size, nbytes * len(reads), reads)
-    pinned = dram_pin(buf, device.cores)
     return BufferFacts(buf, first, last, l1, size, size, 0 if pinned else nbytes * (1 + len(reads)), reads, pinned)
 
 
@@ -73,7 +75,10 @@ def dram_pin(buf: Buffer, banks: int) -> str:
         return f"producer {producer.op} writes DRAM only{path}"
     if feeds_dram_path_conv(buf, banks):
         return "feeds a DRAM-path conv"
-    return ""
+    reader = next((node for member in buf.members for node in member.outputs
+                   if any(node.inputs[i] is member for i in op_info(node.op).dram_inputs if i < len(node.inputs))),
+                  None)
+    return f"{reader.op} reads it from DRAM only" if reader is not None else ""
 
 
 def writes_dram_only(node, banks: int) -> bool:

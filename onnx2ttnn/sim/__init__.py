@@ -56,11 +56,14 @@ def _lift_ops(names: dict) -> None:
 
     for name, value in list(names.items()):
         if (inspect.isfunction(value) and not name.startswith("_") and name not in ("from_torch", "to_torch")
-                and value.__module__.startswith(__name__ + ".ops")):
+                and value.__module__.startswith((__name__ + ".ops", __name__ + ".transformer"))):
             names[name] = _lift(value)
 
 
+from . import transformer  # noqa: E402  (ttnn.transformer: the attention ops)
+
 _lift_ops(globals())
+_lift_ops(vars(transformer))
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

@@ -117,14 +117,15 @@ def begin_trace_capture(mesh_device, *, cq_id=None) -> MeshTraceId:
             return result
         return recorded
 
-    for name in dir(sim):
-        obj = getattr(sim, name)
-        if name.startswith("_") or isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
-            continue
-        if name in ("end_trace_capture", "is_trace_capture_active"):
-            continue
-        saved[name] = obj
-        setattr(sim, name, wrap(name, obj))
+    for module, prefix in ((sim, ""), (sim.transformer, "transformer.")):  # ttnn and its op submodule
+        for name in dir(module):
+            obj = getattr(module, name)
+            if name.startswith("_") or isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
+                continue
+            if name in ("end_trace_capture", "is_trace_capture_active"):
+                continue
+            saved[module, name] = obj
+            setattr(module, name, wrap(prefix + name, obj))
     mesh_device.allocate = allocate
     trace.restore = (saved, original_allocate)
     return trace_id
@@ -132,11 +133,9 @@ def begin_trace_capture(mesh_device, *, cq_id=None) -> MeshTraceId:
 
 def _stop_capture(device, trace: _Trace) -> None:
     """Unwrap the module's calls and the device's allocator (at the end of a capture, or when it fails)."""
-    import onnx2ttnn.sim as sim
-
     saved, original_allocate = trace.restore
-    for name, obj in saved.items():
-        setattr(sim, name, obj)
+    for (module, name), obj in saved.items():
+        setattr(module, name, obj)
     device.allocate = original_allocate
     _state(device)["capture"] = None
 

@@ -57,7 +57,9 @@ def test_the_cases_cover_what_they_claim():
     for policy in POLICIES:
         assert "# host fallback: ONNX Trilu" in programs[f"fallback@{policy}"]
         assert "ttnn.conv2d(" in programs[f"cnn@{policy}"]
-        assert "ttnn.softmax(" in programs[f"bert1@{policy}"] and "ttnn.layer_norm(" in programs[f"bert1@{policy}"]
+        bert = programs[f"bert1@{policy}"]  # its attention fused (fusion/attention.py): a [1, 1, 1, s] mask
+        assert "ttnn.transformer.split_query_key_value_and_split_heads(" in bert and "ttnn.layer_norm(" in bert
+        assert "ttnn.transformer.attention_softmax(" in bert and "ttnn.transformer.concatenate_heads(" in bert
 
 
 def test_programs_name_their_model_and_weights_relative_to_their_folder():

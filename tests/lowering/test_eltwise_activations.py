@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.lowering.test_eltwise import check, f32, model, rng, run
+from tests.program_run import forward_text
 
 
 @pytest.mark.parametrize("attrs", [{}, {"alpha": 0.5, "beta": 0.6}])
@@ -79,8 +80,7 @@ def test_prelu_after_conv_stays_in_nhwc(tmp_path):
     feeds = {"x": f32(1, 3, 8, 8)}
     got, want, source = run(m, feeds, tmp_path)
     assert np.abs(got - want).max() < 0.01 * np.abs(want).max()  # conv weights are bf16 on the device
-    forward = source[source.index("def forward"):]
-    assert forward.count("ttnn.permute(") == 2  # NCHW -> NHWC at the input, back at the output only
+    assert forward_text(source).count("ttnn.permute(") == 2  # NCHW -> NHWC at the input, back at the output only
 
 
 @pytest.mark.parametrize("attrs,ttnn_op", [({"lambd": 1.5}, "hardshrink"),

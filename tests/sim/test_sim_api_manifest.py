@@ -147,6 +147,23 @@ def test_every_public_callable_fits_a_real_overload(api):
     assert not problems, "\n".join(problems)
 
 
+def test_the_transformer_submodule_fits_the_real_one(api):
+    """ttnn.transformer's functions the simulator has (sim/transformer.py) fit the real submodule's overloads."""
+    real, problems = api["modules"]["transformer"], []
+    for name in sorted(n for n in dir(sim.transformer) if not n.startswith("_")):
+        value = getattr(sim.transformer, name)
+        if not inspect.isfunction(value) or value.__module__ != sim.transformer.__name__:
+            continue
+        if name not in real:
+            problems.append(f"transformer.{name}: not in ttnn 0.81.1")
+            continue
+        mine = inspect.signature(value)
+        reasons = [fits(mine, parse_overload(s)) for s in real[name].get("signatures") or []]
+        if reasons and all(r is not None for r in reasons):
+            problems.append(f"transformer.{name}{mine}: fits no overload ({'; '.join(sorted(set(reasons)))})")
+    assert not problems, "\n".join(problems)
+
+
 def test_public_constants_are_real(api):
     known = set(api["constants"])
     fake = [n for n, v in public_names() if not callable(v) and n not in known]

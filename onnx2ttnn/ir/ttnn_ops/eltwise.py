@@ -62,7 +62,7 @@ declare("where", ("predicate", "true_value", "false_value"), output_dtype=Dtype.
 # activations, trigonometry, rounding (not probed with sharded tensors)
 for _name in ("hardsigmoid", "hardswish", "leaky_relu", "elu", "selu", "celu", "softplus", "softsign", "mish",
               "threshold", "softshrink", "hardshrink", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-              "acosh", "atanh", "round", "trunc", "isinf", "isposinf", "isneginf"):
+              "acosh", "atanh", "round", "trunc", "isinf", "isposinf", "isneginf", "isfinite"):
     declare(_name)
 for _name in ("logical_xor", "fmod", "remainder"):
     declare(_name, _BINARY, **(_INT_BINARY if _name != "logical_xor" else dict(integer_inputs=(0, 1))))

@@ -76,6 +76,7 @@ class Cost:
 
     MATRIX = "matrix"  # 2 * output elements * K FLOPs at the matrix peak
     CONV = "conv"  # 2 * output elements * (in_channels / groups * kh * kw) FLOPs at the matrix peak
+    ATTENTION = "attention"  # 4 * output elements * key length FLOPs (scores and values) at the matrix peak
     VECTOR = "vector"  # vector_flops per output element at the SFPU rate
     CONVERSION = "conversion"  # timed like VECTOR (one FLOP per element); its bytes count as conversion bytes
     FREE = "free"  # moves and computes nothing on the device
@@ -135,6 +136,7 @@ class OpInfo:
     comparison: bool = False  # returns its mask in input a's dtype unless `dtype=` asks for another
     # --- placement
     output_buffer: str = Writes.AS_ASKED
+    dram_inputs: tuple[int, ...] = ()  # input positions it reads from DRAM only (memory/buffers.py pins them)
     view: bool = False  # may return a view sharing input 0's buffer (ir/views.py says when)
     height: Optional[ShardFacts] = None  # takes height-sharded L1 tensors (None: never used so)
     width: Optional[ShardFacts] = None  # takes width-sharded L1 tensors (None: never used so)

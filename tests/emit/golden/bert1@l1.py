@@ -7,7 +7,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 # source model: 'bert1.onnx' (opset 17, producer 'onnx2ttnn-golden')
 # device: n150; options: 'device=n150 memory=l1 dtype=bf16'
 # weights: 'bert1_ttnn.npz' (next to this file)
-# trace: traceable (--trace): 66 device calls captured, 2 persistent input buffers
+# trace: traceable (--trace): 48 device calls captured, 2 persistent input buffers
 import argparse
 import os
 import time
@@ -53,14 +53,10 @@ def load_parameters(device, path=None):
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_q_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_q_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_q_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_q_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_k_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_k_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_k_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_k_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_v_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_v_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_v_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_v_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_output_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_output_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_output_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_output_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_probs_qkv_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_probs_qkv_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_probs_out_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_probs_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['ffn_up_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
@@ -100,57 +96,23 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(embeddings_types)
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.q.matmul'
-    attention_q_out = ttnn.linear(embeddings_norm_out, params['attention_q_weight'], bias=params['attention_q_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.k.matmul'
-    attention_k_out = ttnn.linear(embeddings_norm_out, params['attention_k_weight'], bias=params['attention_k_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.v.matmul'
-    attention_v_out = ttnn.linear(embeddings_norm_out, params['attention_v_weight'], bias=params['attention_v_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.q.heads'
-    attention_q_heads = ttnn.reshape(attention_q_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_q_out)
-    # 'attention.k.heads'
-    attention_k_heads = ttnn.reshape(attention_k_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_k_out)
-    # 'attention.v.heads'
-    attention_v_heads = ttnn.reshape(attention_v_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_v_out)
-    # 'attention.q.t'
-    attention_q_t = ttnn.permute(attention_q_heads, dims=(0, 2, 1, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_q_heads)
-    # 'attention.k.t'
-    attention_k_t = ttnn.permute(attention_k_heads, dims=(0, 2, 3, 1), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_k_heads)
-    # 'attention.v.t'
-    attention_v_t = ttnn.permute(attention_v_heads, dims=(0, 2, 1, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_v_heads)
-    # 'attention.scores'
-    attention_scores = ttnn.matmul(attention_q_t, attention_k_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_q_t)
-    ttnn.deallocate(attention_k_t)
-    # 'attention.scaled'
-    attention_scaled = ttnn.multiply(attention_scores, 0.25, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_scores)
-    # 'attention.masked'
-    attention_masked = ttnn.add(attention_scaled, mask_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(mask_heads)
-    ttnn.deallocate(attention_scaled)
     # 'attention.probs'
-    attention_probs = ttnn.softmax(attention_masked, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_masked)
-    # 'attention.context'
-    attention_context = ttnn.matmul(attention_probs, attention_v_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_v_t)
-    ttnn.deallocate(attention_probs)
-    # 'attention.context.t'
-    attention_context_t = ttnn.permute(attention_context, dims=(0, 2, 1, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_context)
-    # 'attention.merged'
-    attention_merged = ttnn.reshape(attention_context_t, shape=(1, 16, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_context_t)
-    # 'attention.output.matmul'
-    attention_output_out = ttnn.linear(attention_merged, params['attention_output_weight'], bias=params['attention_output_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_merged)
+    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out_q, attention_output_out_k, attention_output_out_v = ttnn.transformer.split_query_key_value_and_split_heads(attention_output_out_qkv, num_heads=4, transpose_key=True, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_qkv)
+    attention_output_out_scores = ttnn.matmul(attention_output_out_q, attention_output_out_k, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_q)
+    ttnn.deallocate(attention_output_out_k)
+    attention_output_out_probs = ttnn.transformer.attention_softmax(attention_output_out_scores, attention_mask=mask_heads, head_size=1, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(mask_heads)
+    ttnn.deallocate(attention_output_out_scores)
+    attention_output_out_heads = ttnn.matmul(attention_output_out_probs, attention_output_out_v, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_v)
+    ttnn.deallocate(attention_output_out_probs)
+    attention_output_out_joined = ttnn.transformer.concatenate_heads(attention_output_out_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_heads)
+    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_joined)
     # 'attention.residual'
     attention_residual = ttnn.add(attention_output_out, embeddings_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
@@ -230,57 +192,23 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(embeddings_types)
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.q.matmul'
-    attention_q_out = ttnn.linear(embeddings_norm_out, params['attention_q_weight'], bias=params['attention_q_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.k.matmul'
-    attention_k_out = ttnn.linear(embeddings_norm_out, params['attention_k_weight'], bias=params['attention_k_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.v.matmul'
-    attention_v_out = ttnn.linear(embeddings_norm_out, params['attention_v_weight'], bias=params['attention_v_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'attention.q.heads'
-    attention_q_heads = ttnn.reshape(attention_q_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_q_out)
-    # 'attention.k.heads'
-    attention_k_heads = ttnn.reshape(attention_k_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_k_out)
-    # 'attention.v.heads'
-    attention_v_heads = ttnn.reshape(attention_v_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_v_out)
-    # 'attention.q.t'
-    attention_q_t = ttnn.permute(attention_q_heads, dims=(0, 2, 1, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_q_heads)
-    # 'attention.k.t'
-    attention_k_t = ttnn.permute(attention_k_heads, dims=(0, 2, 3, 1), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_k_heads)
-    # 'attention.v.t'
-    attention_v_t = ttnn.permute(attention_v_heads, dims=(0, 2, 1, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_v_heads)
-    # 'attention.scores'
-    attention_scores = ttnn.matmul(attention_q_t, attention_k_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_q_t)
-    ttnn.deallocate(attention_k_t)
-    # 'attention.scaled'
-    attention_scaled = ttnn.multiply(attention_scores, 0.25, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_scores)
-    # 'attention.masked'
-    attention_masked = ttnn.add(attention_scaled, mask_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(mask_heads)
-    ttnn.deallocate(attention_scaled)
     # 'attention.probs'
-    attention_probs = ttnn.softmax(attention_masked, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_masked)
-    # 'attention.context'
-    attention_context = ttnn.matmul(attention_probs, attention_v_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_v_t)
-    ttnn.deallocate(attention_probs)
-    # 'attention.context.t'
-    attention_context_t = ttnn.permute(attention_context, dims=(0, 2, 1, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_context)
-    # 'attention.merged'
-    attention_merged = ttnn.reshape(attention_context_t, shape=(1, 16, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_context_t)
-    # 'attention.output.matmul'
-    attention_output_out = ttnn.linear(attention_merged, params['attention_output_weight'], bias=params['attention_output_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_merged)
+    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out_q, attention_output_out_k, attention_output_out_v = ttnn.transformer.split_query_key_value_and_split_heads(attention_output_out_qkv, num_heads=4, transpose_key=True, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_qkv)
+    attention_output_out_scores = ttnn.matmul(attention_output_out_q, attention_output_out_k, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_q)
+    ttnn.deallocate(attention_output_out_k)
+    attention_output_out_probs = ttnn.transformer.attention_softmax(attention_output_out_scores, attention_mask=mask_heads, head_size=1, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(mask_heads)
+    ttnn.deallocate(attention_output_out_scores)
+    attention_output_out_heads = ttnn.matmul(attention_output_out_probs, attention_output_out_v, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_v)
+    ttnn.deallocate(attention_output_out_probs)
+    attention_output_out_joined = ttnn.transformer.concatenate_heads(attention_output_out_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_heads)
+    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ttnn.deallocate(attention_output_out_joined)
     # 'attention.residual'
     attention_residual = ttnn.add(attention_output_out, embeddings_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
