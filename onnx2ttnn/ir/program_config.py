@@ -14,7 +14,11 @@ tools/ttnn_mock/probes/probe_program_configs.py, results/program_configs.txt):
 - a height-sharded input_tensor_a against a batched b (attention's two matmuls; the planner gives each core one
   whole batch: ir/placements.matmul_reads_height_sharded): MatmulMultiCoreReuseProgramConfig, the program
   ttnn picks itself for it (results/matmul_sharded.txt), per_core_M one batch's rows, per_core_N all of N.
-Common to all: in0_block_w divides K in tiles; out_subblock_h divides per_core_M and out_subblock_w divides
+Common to all: in0_block_w is the largest divisor of K in tiles whose circular buffers (circular_buffer_bytes,
+an upper bound of the probe's measurements) fit the L1 the planner keeps free at every op, so the planner's
+reserve covers them (a call whose buffers cannot fit even at in0_block_w=1 keeps ttnn's own program: K = 768
+against N = 3072 on a height-sharded activation asked real ttnn for 5.4 MB of circular buffers at the full
+K); out_subblock_h divides per_core_M and out_subblock_w divides
 per_core_N; out_subblock_h * out_subblock_w tiles fit the destination register: 8 tiles with a Float16_b
 destination, 4 with fp32_dest_acc_en (tt-metal's matmul validation, "out_subblock_w * out_subblock_h <=
 available_reg_count"; its SUBBLOCK_HW_CHOICES table).  The subblock taken is the largest such, widest first.
@@ -28,7 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
-from onnx2ttnn.ir.layout import TILE, TTNNLayout, padded_shape, physical_2d
+from onnx2ttnn.ir.layout import LAYOUT_DTYPES, TILE, TTNNLayout, padded_shape, physical_2d
 
 MCAST_1D = "MatmulMultiCoreReuseMultiCast1DProgramConfig"
 REUSE = "MatmulMultiCoreReuseProgramConfig"
@@ -36,6 +40,7 @@ KINDS = (MCAST_1D, REUSE)
 HEIGHT, WIDTH = "height_sharded", "width_sharded"
 DEST_TILES = 8  # destination-register tiles a subblock may fill with a Float16_b destination
 DEST_TILES_FP32 = 4  # with fp32_dest_acc_en
+FP32_TILE = 4096  # bytes of a float32 tile: the intermediate accumulation buffer, counted at its largest
 
 
 @dataclass(frozen=True)
@@ -103,15 +108,26 @@ def subblock(per_core_m: int, per_core_n: int, dest_tiles: int) -> tuple[int, in
     return best
 
 
+def circular_buffer_bytes(per_core_m: int, per_core_n: int, in0_block_w: int, tile_bytes: int) -> int:
+    """An upper bound of the L1 per core a configured call's circular buffers take: in0 and in1 blocks double
+    buffered, the output block and a float32 intermediate block.  Against the measured needs of every config
+    the probe accepted (results/program_configs.txt, NEED less the output tensor's own bytes) it is never
+    under; real ttnn's exact sizes (tt-metal's matmul program factories) are not modelled."""
+    inputs = 2 * in0_block_w * (per_core_m + per_core_n) * tile_bytes
+    return inputs + per_core_m * per_core_n * (tile_bytes + FP32_TILE)
+
+
 def choose(a_shape: Sequence[int], a_layout: Optional[TTNNLayout], b_shape: Sequence[int],
-           fp32_dest: bool) -> Union[ProgramConfig, str]:
+           fp32_dest: bool, l1_limit: int) -> Union[ProgramConfig, str]:
     """The program config of a matmul / linear whose input_tensor_a has this shape and layout against a b of
-    `b_shape` (not transposed), or why it gets none (a short reason)."""
+    `b_shape` (not transposed), whose circular buffers take at most `l1_limit` bytes per core (the L1 the
+    planner keeps free at every op, memory/budget.py), or why it gets none (a short reason)."""
     if a_layout is None or a_layout.memory_layout not in (HEIGHT, WIDTH) or not a_layout.is_tile:
         return "input_tensor_a is not height- or width-sharded"
     if len(b_shape) < 2 or len(a_shape) < 2:
         return "an operand of rank < 2"
     dest = DEST_TILES_FP32 if fp32_dest else DEST_TILES
+    tile_bytes = max(LAYOUT_DTYPES[a_layout.dtype][2], LAYOUT_DTYPES["bf16"][2])
     k_tiles, n_tiles = tiles(b_shape[-2]), tiles(b_shape[-1])
     batched = math.prod(b_shape[:-2]) > 1
     shard_h, shard_w = a_layout.shard[0] // TILE, a_layout.shard[1] // TILE
@@ -119,14 +135,16 @@ def choose(a_shape: Sequence[int], a_layout: Optional[TTNNLayout], b_shape: Sequ
     if a_layout.memory_layout == HEIGHT:
         if shard_w != k_tiles:
             return f"shard width {a_layout.shard[1]} is not K ({b_shape[-2]})"
-        if batched:
-            rows = padded_shape(a_shape, a_layout)[-2] // TILE
-            if shard_h != rows:
-                return "a height shard does not hold exactly one batch"
-            sub = subblock(rows, n_tiles, dest)
-            return ProgramConfig(REUSE, grid, k_tiles, sub[0], sub[1], rows, n_tiles)
+        rows = padded_shape(a_shape, a_layout)[-2] // TILE
+        if batched and shard_h != rows:
+            return "a height shard does not hold exactly one batch"
+        block_w = _block_width(k_tiles, shard_h, n_tiles, tile_bytes, l1_limit)
+        if isinstance(block_w, str):
+            return block_w
         sub = subblock(shard_h, n_tiles, dest)
-        return ProgramConfig(MCAST_1D, grid, k_tiles, sub[0], sub[1], shard_h, n_tiles,
+        if batched:
+            return ProgramConfig(REUSE, grid, block_w, sub[0], sub[1], shard_h, n_tiles)
+        return ProgramConfig(MCAST_1D, grid, block_w, sub[0], sub[1], shard_h, n_tiles,
                              mcast_in0=False, fuse_batch=True)
     if batched:
         return "a width-sharded input_tensor_a against a batched input_tensor_b"
@@ -135,6 +153,19 @@ def choose(a_shape: Sequence[int], a_layout: Optional[TTNNLayout], b_shape: Sequ
         return f"N ({n_tiles} tiles) does not split evenly over the {cores} cores of a's grid"
     m_tiles = physical_2d(a_shape, a_layout)[0] // TILE
     per_core_n = n_tiles // cores
+    need = circular_buffer_bytes(m_tiles, per_core_n, shard_w, tile_bytes)
+    if need > l1_limit:
+        return f"its circular buffers (~{need} B per core) exceed the L1 kept free at each op ({l1_limit} B)"
     sub = subblock(m_tiles, per_core_n, dest)
     return ProgramConfig(MCAST_1D, grid, shard_w, sub[0], sub[1], m_tiles, per_core_n,
                          mcast_in0=True, fuse_batch=True)
+
+
+def _block_width(k_tiles: int, per_core_m: int, per_core_n: int, tile_bytes: int, l1_limit: int):
+    """in0_block_w: the largest divisor of K (in tiles) whose circular buffers fit `l1_limit`, or why none does."""
+    for width in range(k_tiles, 0, -1):
+        if k_tiles % width == 0 and circular_buffer_bytes(per_core_m, per_core_n, width, tile_bytes) <= l1_limit:
+            return width
+    need = circular_buffer_bytes(per_core_m, per_core_n, 1, tile_bytes)
+    return f"its circular buffers (~{need} B per core at in0_block_w=1) exceed the L1 kept free at each op " \
+           f"({l1_limit} B)"

@@ -2,7 +2,8 @@
 program config its shapes and shard grid call for.
 
 Reads: the TTNNLayout of each matmul / linear's input_tensor_a (placed by place-memory and insert-moves), the
-shapes of both operands, and the compute_kernel_config choose-kernel-configs set (fp32_dest_acc_en halves the
+shapes of both operands, the L1 the planner keeps free at every op (memory/budget.scratch_reserve: the
+config's circular buffers must fit it), and the compute_kernel_config choose-kernel-configs set (fp32_dest_acc_en halves the
 destination tiles a subblock may fill).  Writes: `program_config` as an ir/program_config.ProgramConfig, chosen
 by ir/program_config.choose; a sharded call that gets none carries the note `_no_program_config` (why), and
 module.notes["choose-program-configs"] counts both.  Interleaved calls are left to ttnn's own choice.  The
@@ -21,6 +22,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.ir.graph import Module, layout_of
 from onnx2ttnn.ir.program_config import HEIGHT, WIDTH, ProgramConfig, choose
 from onnx2ttnn.ir.ttnn_ops import op_info
+from onnx2ttnn.memory.budget import scratch_reserve
 from onnx2ttnn.passes.base import Pass, PassContext
 
 NO_CONFIG = "_no_program_config"  # the note a sharded call without a config carries (ir/notes.py)
@@ -59,4 +61,4 @@ def config_for(node: gs.Node):
     kernel = node.attrs.get("compute_kernel_config")
     fp32_dest = bool(getattr(kernel, "fp32_dest_acc_en", True))  # no config: assume the smaller register
     a, b = node.inputs[0], node.inputs[1]
-    return choose(tuple(a.shape), layout_of(a), tuple(b.shape), fp32_dest)
+    return choose(tuple(a.shape), layout_of(a), tuple(b.shape), fp32_dest, l1_limit=scratch_reserve(node.op))

@@ -6,8 +6,9 @@ import pytest
 
 from onnx2ttnn.ir.layout import TTNNLayout
 from onnx2ttnn.ir.placements import height_shard_layout, width_shard_layout
+from onnx2ttnn.memory.budget import OP_SCRATCH_RESERVE as RESERVE
 from onnx2ttnn.ir.program_config import (DEST_TILES, DEST_TILES_FP32, MCAST_1D, REUSE, ProgramConfig, choose,
-                                         subblock)
+                                         circular_buffer_bytes, subblock)
 
 
 def _height(shape, max_cores=None):
@@ -15,31 +16,44 @@ def _height(shape, max_cores=None):
 
 
 def test_a_height_sharded_activation_against_a_weight_takes_the_1d_config_multicasting_the_weight():
-    config = choose((1, 128, 768), _height((1, 128, 768)), (768, 3072), fp32_dest=True)
-    assert config == ProgramConfig(MCAST_1D, (4, 1), in0_block_w=24, out_subblock_h=1, out_subblock_w=4,
-                                   per_core_M=1, per_core_N=96, mcast_in0=False, fuse_batch=True)
-    wider = choose((1, 128, 768), _height((1, 128, 768)), (768, 3072), fp32_dest=False)
+    config = choose((1, 1, 2048, 64), _height((1, 1, 2048, 64)), (64, 96), fp32_dest=True, l1_limit=RESERVE)
+    assert config == ProgramConfig(MCAST_1D, (8, 8), in0_block_w=2, out_subblock_h=1, out_subblock_w=3,
+                                   per_core_M=1, per_core_N=3, mcast_in0=False, fuse_batch=True)
+    wider = choose((1, 1, 512, 64), _height((1, 1, 512, 64)), (64, 256), fp32_dest=False, l1_limit=RESERVE)
     assert (wider.out_subblock_h, wider.out_subblock_w) == (1, 8)  # a Float16_b dest holds 8 tiles
+
+
+def test_in0_block_w_is_the_widest_whose_circular_buffers_fit_the_reserve():
+    layout = _height((1, 128, 768))
+    config = choose((1, 128, 768), layout, (768, 768), fp32_dest=True, l1_limit=RESERVE)
+    assert config.per_core_N == 24 and 24 % config.in0_block_w == 0
+    assert circular_buffer_bytes(1, 24, config.in0_block_w, 2048) <= RESERVE
+    wider = next(w for w in range(config.in0_block_w + 1, 25) if 24 % w == 0)
+    assert circular_buffer_bytes(1, 24, wider, 2048) > RESERVE
+    assert choose((1, 128, 768), layout, (768, 768), True, l1_limit=10 ** 7).in0_block_w == 24
+    # BERT-base's FFN up-projection: real ttnn asked 5.4 MB at the full K; even in0_block_w=1 is over the reserve
+    declined = choose((1, 128, 768), layout, (768, 3072), fp32_dest=True, l1_limit=RESERVE)
+    assert isinstance(declined, str) and "exceed the L1 kept free" in declined
 
 
 def test_uneven_height_shards_keep_the_shard_height_as_per_core_m():
     layout = _height((1, 1, 3136, 64))  # 98 tile rows: 2 per core on 8x7, the last core 1 row short... or none
-    config = choose((1, 1, 3136, 64), layout, (64, 256), fp32_dest=False)
+    config = choose((1, 1, 3136, 64), layout, (64, 256), fp32_dest=False, l1_limit=RESERVE)
     assert config.grid == layout.grid and config.per_core_M == layout.shard[0] // 32 == 2
     assert (config.per_core_N, config.in0_block_w) == (8, 2)
 
 
 def test_attention_with_one_batch_per_shard_takes_the_reuse_config():
-    config = choose((1, 4, 17, 16), _height((1, 4, 17, 16)), (1, 4, 16, 17), fp32_dest=True)
+    config = choose((1, 4, 17, 16), _height((1, 4, 17, 16)), (1, 4, 16, 17), fp32_dest=True, l1_limit=RESERVE)
     assert config == ProgramConfig(REUSE, (4, 1), 1, 1, 1, 1, 1)
-    eight = choose((1, 8, 128, 64), _height((1, 8, 128, 64), max_cores=8), (1, 8, 64, 128), fp32_dest=True)
+    eight = choose((1, 8, 128, 64), _height((1, 8, 128, 64), max_cores=8), (1, 8, 64, 128), fp32_dest=True, l1_limit=RESERVE)
     assert (eight.kind, eight.grid, eight.per_core_M, eight.per_core_N, eight.in0_block_w) == (REUSE, (8, 1), 4, 4, 2)
     assert eight.out_subblock_h * eight.out_subblock_w == 4
 
 
 def test_a_width_sharded_activation_multicasts_itself_and_splits_n_over_its_grid():
     shape = (1, 64, 256)
-    config = choose(shape, width_shard_layout(shape, TTNNLayout(), 8, 8), (256, 512), fp32_dest=False)
+    config = choose(shape, width_shard_layout(shape, TTNNLayout(), 8, 8), (256, 512), fp32_dest=False, l1_limit=RESERVE)
     assert config == ProgramConfig(MCAST_1D, (8, 1), in0_block_w=1, out_subblock_h=2, out_subblock_w=2,
                                    per_core_M=2, per_core_N=2, mcast_in0=True, fuse_batch=True)
 
@@ -56,7 +70,7 @@ def test_calls_without_a_config_say_why(a_shape, layout, b_shape, reason):
         layout = _height(a_shape)
     elif layout == "width":
         layout = width_shard_layout(a_shape, TTNNLayout(), 8, 8)
-    got = choose(a_shape, layout, b_shape, fp32_dest=True)
+    got = choose(a_shape, layout, b_shape, fp32_dest=True, l1_limit=RESERVE)
     assert isinstance(got, str) and reason in got
 
 
