@@ -29,6 +29,11 @@ hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
 
 
+# Matmul program configs: per-core blocks from each sharded call's shapes and shard grid
+matmul_reuse_4x1_m1_n1_k1 = ttnn.MatmulMultiCoreReuseProgramConfig(
+    compute_with_storage_grid_size=ttnn.CoreCoord(4, 1), in0_block_w=1, out_subblock_h=1, out_subblock_w=1, per_core_M=1, per_core_N=1)
+
+
 def integer_input(tensor, name, low, high):
     """`tensor`, checked to hold only values in [low, high] (the device's integer dtype): an InputError rather
     than values that wrap on upload (2**40 would become 0)."""
@@ -136,7 +141,7 @@ def forward(device, params, *, input_ids, attention_mask):
     attention_probs = ttnn.softmax(attention_masked, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(3, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)))
     ttnn.deallocate(attention_masked)
     # 'attention.context'
-    attention_context = ttnn.matmul(attention_probs, attention_v_t, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_context = ttnn.matmul(attention_probs, attention_v_t, compute_kernel_config=hifi4_fp32_acc, program_config=matmul_reuse_4x1_m1_n1_k1, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_v_t)
     ttnn.deallocate(attention_probs)
     # 'attention.context.t'
