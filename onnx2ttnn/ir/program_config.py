@@ -18,7 +18,7 @@ Common to all: in0_block_w is the largest divisor of K in tiles whose circular b
 an upper bound of the probe's measurements) fit the L1 the planner keeps free at every op, so the planner's
 reserve covers them (a call whose buffers cannot fit even at in0_block_w=1 keeps ttnn's own program: K = 768
 against N = 3072 on a height-sharded activation asked real ttnn for 5.4 MB of circular buffers at the full
-K); out_subblock_h divides per_core_M and out_subblock_w divides
+K, K = 3072 against N = 768 for 445 KB at in0_block_w=1); out_subblock_h divides per_core_M and out_subblock_w divides
 per_core_N; out_subblock_h * out_subblock_w tiles fit the destination register: 8 tiles with a Float16_b
 destination, 4 with fp32_dest_acc_en (tt-metal's matmul validation, "out_subblock_w * out_subblock_h <=
 available_reg_count"; its SUBBLOCK_HW_CHOICES table).  The subblock taken is the largest such, widest first.
@@ -41,6 +41,7 @@ HEIGHT, WIDTH = "height_sharded", "width_sharded"
 DEST_TILES = 8  # destination-register tiles a subblock may fill with a Float16_b destination
 DEST_TILES_FP32 = 4  # with fp32_dest_acc_en
 FP32_TILE = 4096  # bytes of a float32 tile: the intermediate accumulation buffer, counted at its largest
+MISC_BYTES = 4096  # what else the programs took beyond the blocks above (measured at most 2,650 B)
 
 
 @dataclass(frozen=True)
@@ -108,13 +109,16 @@ def subblock(per_core_m: int, per_core_n: int, dest_tiles: int) -> tuple[int, in
     return best
 
 
-def circular_buffer_bytes(per_core_m: int, per_core_n: int, in0_block_w: int, tile_bytes: int) -> int:
-    """An upper bound of the L1 per core a configured call's circular buffers take: in0 and in1 blocks double
-    buffered, the output block and a float32 intermediate block.  Against the measured needs of every config
-    the probe accepted (results/program_configs.txt, NEED less the output tensor's own bytes) it is never
-    under; real ttnn's exact sizes (tt-metal's matmul program factories) are not modelled."""
-    inputs = 2 * in0_block_w * (per_core_m + per_core_n) * tile_bytes
-    return inputs + per_core_m * per_core_n * (tile_bytes + FP32_TILE)
+def circular_buffer_bytes(per_core_m: int, per_core_n: int, in0_block_w: int, k_tiles: int, tile_bytes: int) -> int:
+    """An upper bound of the L1 per core a configured call's circular buffers take: in0 (a double-buffered
+    block, or the whole per-core rows of K, whichever is larger: the 1-D program held all of K, 96 tiles, at
+    in0_block_w=1), in1 double-buffered, the output block, a float32 intermediate block and MISC_BYTES.
+    Against the measured needs of every config the probe accepted (results/program_configs.txt, NEED less
+    the output tensor's own bytes) it is never under; real ttnn's exact sizes (tt-metal's matmul program
+    factories) are not modelled."""
+    in0 = per_core_m * max(2 * in0_block_w, k_tiles) * tile_bytes
+    in1 = 2 * in0_block_w * per_core_n * tile_bytes
+    return in0 + in1 + per_core_m * per_core_n * (tile_bytes + FP32_TILE) + MISC_BYTES
 
 
 def choose(a_shape: Sequence[int], a_layout: Optional[TTNNLayout], b_shape: Sequence[int],
@@ -153,7 +157,7 @@ def choose(a_shape: Sequence[int], a_layout: Optional[TTNNLayout], b_shape: Sequ
         return f"N ({n_tiles} tiles) does not split evenly over the {cores} cores of a's grid"
     m_tiles = physical_2d(a_shape, a_layout)[0] // TILE
     per_core_n = n_tiles // cores
-    need = circular_buffer_bytes(m_tiles, per_core_n, shard_w, tile_bytes)
+    need = circular_buffer_bytes(m_tiles, per_core_n, shard_w, k_tiles, tile_bytes)
     if need > l1_limit:
         return f"its circular buffers (~{need} B per core) exceed the L1 kept free at each op ({l1_limit} B)"
     sub = subblock(m_tiles, per_core_n, dest)
@@ -164,8 +168,9 @@ def choose(a_shape: Sequence[int], a_layout: Optional[TTNNLayout], b_shape: Sequ
 def _block_width(k_tiles: int, per_core_m: int, per_core_n: int, tile_bytes: int, l1_limit: int):
     """in0_block_w: the largest divisor of K (in tiles) whose circular buffers fit `l1_limit`, or why none does."""
     for width in range(k_tiles, 0, -1):
-        if k_tiles % width == 0 and circular_buffer_bytes(per_core_m, per_core_n, width, tile_bytes) <= l1_limit:
+        need = circular_buffer_bytes(per_core_m, per_core_n, width, k_tiles, tile_bytes)
+        if k_tiles % width == 0 and need <= l1_limit:
             return width
-    need = circular_buffer_bytes(per_core_m, per_core_n, 1, tile_bytes)
+    need = circular_buffer_bytes(per_core_m, per_core_n, 1, k_tiles, tile_bytes)
     return f"its circular buffers (~{need} B per core at in0_block_w=1) exceed the L1 kept free at each op " \
            f"({l1_limit} B)"

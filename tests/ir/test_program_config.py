@@ -27,9 +27,9 @@ def test_in0_block_w_is_the_widest_whose_circular_buffers_fit_the_reserve():
     layout = _height((1, 128, 768))
     config = choose((1, 128, 768), layout, (768, 768), fp32_dest=True, l1_limit=RESERVE)
     assert config.per_core_N == 24 and 24 % config.in0_block_w == 0
-    assert circular_buffer_bytes(1, 24, config.in0_block_w, 2048) <= RESERVE
+    assert circular_buffer_bytes(1, 24, config.in0_block_w, 24, 2048) <= RESERVE
     wider = next(w for w in range(config.in0_block_w + 1, 25) if 24 % w == 0)
-    assert circular_buffer_bytes(1, 24, wider, 2048) > RESERVE
+    assert circular_buffer_bytes(1, 24, wider, 24, 2048) > RESERVE
     assert choose((1, 128, 768), layout, (768, 768), True, l1_limit=10 ** 7).in0_block_w == 24
     # BERT-base's FFN up-projection: real ttnn asked 5.4 MB at the full K; even in0_block_w=1 is over the reserve
     declined = choose((1, 128, 768), layout, (768, 3072), fp32_dest=True, l1_limit=RESERVE)
@@ -46,7 +46,8 @@ def test_uneven_height_shards_keep_the_shard_height_as_per_core_m():
 def test_attention_with_one_batch_per_shard_takes_the_reuse_config():
     config = choose((1, 4, 17, 16), _height((1, 4, 17, 16)), (1, 4, 16, 17), fp32_dest=True, l1_limit=RESERVE)
     assert config == ProgramConfig(REUSE, (4, 1), 1, 1, 1, 1, 1)
-    eight = choose((1, 8, 128, 64), _height((1, 8, 128, 64), max_cores=8), (1, 8, 64, 128), fp32_dest=True, l1_limit=RESERVE)
+    eight = choose((1, 8, 128, 64), _height((1, 8, 128, 64), max_cores=8), (1, 8, 64, 128), fp32_dest=True,
+                   l1_limit=RESERVE)
     assert (eight.kind, eight.grid, eight.per_core_M, eight.per_core_N, eight.in0_block_w) == (REUSE, (8, 1), 4, 4, 2)
     assert eight.out_subblock_h * eight.out_subblock_w == 4
 

@@ -43,7 +43,8 @@ def _placed(ttnn, device, shape, kind):
     else:
         batches = 1 if kind == "height" else int(torch.tensor(shape[:-2]).prod())
         layout = height_shard_layout(shape, TTNNLayout(), 8, 8, max_cores=None if kind == "height" else batches)
-    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(layout.grid[0] - 1, layout.grid[1] - 1))})
+    last = ttnn.CoreCoord(layout.grid[0] - 1, layout.grid[1] - 1)
+    grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), last)})
     memory = ttnn.MemoryConfig(getattr(ttnn.TensorMemoryLayout, layout.memory_layout.upper()), ttnn.BufferType.L1,
                                ttnn.ShardSpec(grid, list(layout.shard), ttnn.ShardOrientation.ROW_MAJOR))
     tensor = ttnn.from_torch(torch.randn(shape), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,

@@ -33,7 +33,8 @@ def _block(per_bank):
     return dev(d, (1, 1, pages, 32), layout=RM, mc=L1)
 
 
-# (name, a shape, "height" | "width" | "batch" (height, one batch per shard), b shape, b in "dram" | "l1", kernel config fp32_dest_acc_en)
+# (name, a shape, "height" | "width" | "batch" (height, one batch per shard), b shape, b in "dram" | "l1",
+#  the kernel config's fp32_dest_acc_en)
 CASES = [
     # the reduced zoo's sharded matmuls (attention, one batch per shard)
     ("bert/gpt2 reduced q@kT", (1, 4, 16, 16), "height", (1, 4, 16, 16), "l1", True),
@@ -126,7 +127,8 @@ for name, a_shape, kind, b_shape, b_where, fp32 in CASES:
         line += f" | max|configured - default| = {float((got - plain).abs().max()):.3g}"
         out_tiles = got[..., 0, 0].numel() * -(-got.shape[-2] // 32) * -(-got.shape[-1] // 32)
         output = -(-out_tiles // 64) * 2048  # the bf16 output's bytes per bank (64 banks, interleaved)
-        model = circular_buffer_bytes(chosen.per_core_M, chosen.per_core_N, chosen.in0_block_w, 2048)
+        model = circular_buffer_bytes(chosen.per_core_M, chosen.per_core_N, chosen.in0_block_w,
+                                      -(-b_shape[-2] // 32), 2048)
         measured = need(a_shape, kind, b_shape, b_where, config, fp32)
         covered = "covered" if measured - output <= model <= RESERVE else "NOT COVERED"
         line += f" | NEED {measured} B/bank, MODEL {model} + output {output}: {covered}"
