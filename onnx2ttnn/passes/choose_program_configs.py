@@ -6,8 +6,8 @@ shapes of both operands, the L1 the planner keeps free at every op (memory/budge
 config's circular buffers must fit it), and the compute_kernel_config choose-kernel-configs set
 (fp32_dest_acc_en halves the destination tiles a subblock may fill).  Writes: `program_config` as an
 ir/program_config.ProgramConfig, chosen by ir/program_config.choose; a sharded call that gets none carries
-the note `_no_program_config` (why), and module.notes["choose-program-configs"] counts both.  Interleaved calls are left to ttnn's own choice.  The
-emitter defines each distinct config once at the top of the program.
+the note `_no_program_config` (why), and module.notes["choose-program-configs"] counts both.  Interleaved
+calls are left to ttnn's own choice.  The emitter defines each distinct config once at the top of the program.
 Must already hold: place-memory ran (shard layouts are final), choose-kernel-configs ran.
 Before: `ttnn.matmul(q, k, ...)` with `q: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`, k [1, 4, 16, 16];
 after: `ttnn.matmul(q, k, ..., program_config=matmul_reuse_4x1_m1_n1_k1)` (a MatmulMultiCoreReuseProgramConfig
