@@ -4,6 +4,7 @@ lines, the same cases) are refused."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 import torch
@@ -13,6 +14,8 @@ from onnx2ttnn.ir.placements import height_shard_layout, width_shard_layout
 from onnx2ttnn.memory.budget import OP_SCRATCH_RESERVE as RESERVE
 from onnx2ttnn.ir.program_config import choose
 
+RESULTS = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "ttnn_mock", "probes", "results",
+                       "program_configs.txt")
 # (a shape, placement: "height" | "width" | "batch" (one batch per shard), b shape, fp32_dest_acc_en)
 CASES = {
     "reduced attention": ((1, 4, 17, 16), "height", (1, 4, 16, 17), True),
@@ -37,12 +40,16 @@ BROKEN = [
 ]
 
 
-def _placed(ttnn, device, shape, kind):
+def _layout(shape, kind) -> TTNNLayout:
+    """The planner's layout of a case's input_tensor_a (the probe's `sharded`)."""
     if kind == "width":
-        layout = width_shard_layout(shape, TTNNLayout(), 8, 8)
-    else:
-        batches = 1 if kind == "height" else int(torch.tensor(shape[:-2]).prod())
-        layout = height_shard_layout(shape, TTNNLayout(), 8, 8, max_cores=None if kind == "height" else batches)
+        return width_shard_layout(shape, TTNNLayout(), 8, 8)
+    batches = int(torch.tensor(shape[:-2]).prod()) if kind == "batch" else None
+    return height_shard_layout(shape, TTNNLayout(), 8, 8, max_cores=batches)
+
+
+def _placed(ttnn, device, shape, kind):
+    layout = _layout(shape, kind)
     last = ttnn.CoreCoord(layout.grid[0] - 1, layout.grid[1] - 1)
     grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), last)})
     memory = ttnn.MemoryConfig(getattr(ttnn.TensorMemoryLayout, layout.memory_layout.upper()), ttnn.BufferType.L1,
@@ -77,6 +84,16 @@ def test_configs_real_ttnn_refuses_are_refused(ttnn, device, name, fields, text)
     run, config = _call(ttnn, device, name, fields)
     with pytest.raises(RuntimeError, match=text):
         run(program_config=config)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_case_is_a_config_real_ttnn_accepted(name):
+    """The chooser still makes, for each case, the config the probe saw validate (an `AGREE ok` line)."""
+    a_shape, kind, b_shape, fp32 = CASES[name]
+    text = repr(choose(a_shape, _layout(a_shape, kind), b_shape, fp32_dest=fp32, l1_limit=RESERVE)).replace("ttnn.", "")
+    with open(RESULTS) as handle:
+        accepted = [line for line in handle if line.startswith("AGREE    ok ") and "covered" in line]
+    assert any(f"fp32_dest={fp32}]: {text} |" in line for line in accepted), text
 
 
 def test_a_program_config_of_another_kind_is_refused(ttnn, device):
