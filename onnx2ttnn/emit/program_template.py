@@ -50,11 +50,16 @@ import ttnn
     w.line()
 
 
-def kernel_configs(w: CodeWriter, configs: dict) -> None:
-    """The compute kernel configs the calls pass, each made once (config -> its name in the program)."""
+KERNEL_CONFIGS = "Compute kernel configs: math fidelity and accumulation from each call's operand formats"
+PROGRAM_CONFIGS = "Matmul program configs: per-core blocks from each sharded call's shapes and shard grid"
+
+
+def config_definitions(w: CodeWriter, configs: dict, comment: str) -> None:
+    """The configs (compute kernel or program) the calls pass, each made once (config -> its name in the
+    program), under one comment line."""
     if not configs:
         return
-    w.line("# Compute kernel configs: math fidelity and accumulation from each call's operand formats")
+    w.line(f"# {comment}")
     for config, name in configs.items():
         w.line(f"{name} = ttnn.{config.CLASS}(")
         with w.indent():

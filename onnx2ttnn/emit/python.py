@@ -19,6 +19,7 @@ from onnx2ttnn.fallback.source import defined_names, helper_source
 from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.kernel_config import KernelConfig
+from onnx2ttnn.ir.program_config import ProgramConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.traceable import TracePlan, trace_plan
@@ -128,12 +129,15 @@ class PythonEmitter:
         if module.chips > 1 and self.trace.traceable:  # (the traced helpers upload without mesh mappers)
             self.trace = TracePlan(reason="a multi-chip program (--mesh): traced replay is not built for meshes yet")
         self._regions_shown: set[str] = set()  # region sources whose comment was written
-        # one program-level name per distinct compute kernel config, in order of first use
+        # one program-level name per distinct compute kernel config and program config, in order of first use
         self.kernel_configs: dict[KernelConfig, str] = {}
+        self.program_configs: dict[ProgramConfig, str] = {}
         for node in module.graph.nodes:
             for value in node.attrs.values():
-                if isinstance(value, KernelConfig) and value not in self.kernel_configs:
-                    self.kernel_configs[value] = self.names.create(value.identifier)
+                defined = self.kernel_configs if isinstance(value, KernelConfig) else \
+                    self.program_configs if isinstance(value, ProgramConfig) else None
+                if defined is not None and value not in defined:
+                    defined[value] = self.names.create(value.identifier)
 
     @staticmethod
     def region_key(index: int) -> str:
@@ -195,9 +199,14 @@ class PythonEmitter:
         for param in info.positional_attrs:
             if param in attrs:
                 args.append(literal(attrs.pop(param)))
-        args += [f"{k}={self.kernel_configs[v] if isinstance(v, KernelConfig) else literal(v)}"
-                 for k, v in attrs.items()]
+        args += [f"{k}={self._config_name(v) or literal(v)}" for k, v in attrs.items()]
         return f"ttnn.{node.op}({', '.join(args)})"
+
+    def _config_name(self, value) -> str:
+        """The program-level name of a compute kernel config or program config ("" for other values)."""
+        if isinstance(value, KernelConfig):
+            return self.kernel_configs[value]
+        return self.program_configs[value] if isinstance(value, ProgramConfig) else ""
 
     def host_call(self, node: gs.Node) -> str:
         """`host_<op>(inputs..., attrs...)`: a host fallback's torch helper (not a ttnn call)."""
@@ -269,7 +278,8 @@ class PythonEmitter:
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
-        program_template.kernel_configs(w, self.kernel_configs)
+        program_template.config_definitions(w, self.kernel_configs, program_template.KERNEL_CONFIGS)
+        program_template.config_definitions(w, self.program_configs, program_template.PROGRAM_CONFIGS)
         if self.region_files:
             w.lines(program_template.REGION_HELPERS.strip("\n"))
             w.line()

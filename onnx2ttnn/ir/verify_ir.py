@@ -22,6 +22,8 @@ decompose-layouts: every device input has the page layout its op needs (node_inp
   `layout` arguments of uploads, conversions and embeddings are the ones their output layouts call for.
 choose-kernel-configs: every op whose entry names a kernel config keyword (ir/ttnn_ops) carries a KernelConfig
   under it (ir/kernel_config.py), and no other op carries one.
+choose-program-configs: every matmul / linear reading a sharded input_tensor_a carries a ProgramConfig
+  (ir/program_config.py) or says why not (note `_no_program_config`); no other call carries one.
 place-memory: sharded tensors only where the probed op facts admit them, DRAM-only ops writing DRAM
   (ir/verify_placements.py).
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
@@ -42,6 +44,7 @@ from onnx2ttnn.ir.graph import FUSED_DOMAIN, TTNN_DOMAIN, Module, TTNNRef, layou
 from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import LayoutError, TTNNLayout
 from onnx2ttnn.ir.liveness import buffers
+from onnx2ttnn.ir.program_config import ProgramConfig
 from onnx2ttnn.ir.notes import NOTES, TENSOR_NOTES, problem
 from onnx2ttnn.ir.layout import physical_2d
 from onnx2ttnn.ir.ttnn_ops import (HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, KERNEL_CONFIG_KEYWORDS, Page,
@@ -57,6 +60,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
     "decompose-layouts": ("pages", "conversions"),
     "choose-kernel-configs": ("kernel-configs",),
     "place-memory": ("placements",),
+    "choose-program-configs": ("program-configs",),
     "insert-deallocs": ("freed",),
     "assign-memory-configs": ("memory-configs",),
 }
@@ -334,7 +338,18 @@ def _kernel_configs(module: Module, device) -> Found:
                 yield node, None, f"{name} on ttnn.{node.op}, whose entry takes {keyword or 'no kernel config'}"
 
 
+def _program_configs(module: Module, device) -> Found:
+    for node in module.graph.nodes:
+        value = node.attrs.get("program_config")
+        layout = layout_of(node.inputs[0]) if node.domain == TTNN_DOMAIN and node.inputs else None
+        sharded = layout is not None and layout.memory_layout in ("height_sharded", "width_sharded")
+        if value is not None and not (isinstance(value, ProgramConfig) and sharded):
+            yield node, None, f"program_config {value!r} on a call that is not a sharded matmul / linear"
+        elif value is None and sharded and op_info(node.op).program_config and "_no_program_config" not in node.attrs:
+            yield node, None, "a sharded matmul / linear without a program config or a reason (_no_program_config)"
+
+
 CHECKS = {"notes": _notes, "deallocations": _deallocations, "ttnn-ops": _ttnn_ops, "schedule": _schedule,
           "shapes": _shapes, "layouts": _layouts, "pages": _pages, "conversions": _conversions,
           "placements": placements, "freed": _freed, "memory-configs": memory_configs,
-          "kernel-configs": _kernel_configs}
+          "kernel-configs": _kernel_configs, "program-configs": _program_configs}

@@ -9,8 +9,11 @@ Where each number comes from:
   a mock n150 (1,376,928 B) or p150 (1,444,736 B) with l1_small_size=16384 (docs/ttnn-facts.md section 0),
   times `DeviceSpec.l1_safety` = 0.95, a margin taken over from tt-mlir, not measured here.
 - `OP_SCRATCH_RESERVE` = 320 KiB, left free at every op for the circular buffers ttnn ops allocate at the
-  bottom of L1 while they run.  NOT MEASURED: no probe has measured what ops other than conv2d need
-  (docs/ttnn-facts.md, "Not tested").  It is the allowance the converter started with (about a quarter
+  bottom of L1 while they run.  NOT MEASURED for ops without a program config: no probe has measured what
+  ops other than conv2d and configured matmuls need (docs/ttnn-facts.md, "Not tested").  A matmul / linear
+  with a program config is chosen so that an upper bound of its circular buffers fits this reserve
+  (ir/program_config.circular_buffer_bytes; the measured needs, probe_program_configs.py and
+  results/program_configs.txt, docs/ttnn-facts.md section 23).  It is the allowance the converter started with (about a quarter
   of n150's 1,308,081 B budget); every zoo program planned under it (--memory auto) runs on the mock
   device, whose real ttnn refuses a launch whose circular buffers reach an L1 tensor.
 - the op table's `l1_reserve` (ir/ttnn_ops/conv_pool.py: 640 KiB for conv2d and conv_transpose2d), left

@@ -8,6 +8,7 @@ from onnx2ttnn.ir.verify_ir import verify_ir
 from onnx2ttnn.passes.assign_layouts import AssignLayouts
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.choose_kernel_configs import ChooseKernelConfigs
+from onnx2ttnn.passes.choose_program_configs import ChooseProgramConfigs
 from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
 from onnx2ttnn.passes.fold_constants import FoldConstants
 from onnx2ttnn.passes.fold_dequantize import FoldDequantize
@@ -51,6 +52,7 @@ def build_pipeline() -> list[Pass]:
         # memory
         PlaceMemory(),        # dram / l1 / auto policy: the plan of onnx2ttnn/memory, applied
         InsertMoves(),        # the plan's to_memory_config moves out of DRAM-only outputs
+        ChooseProgramConfigs(),  # matmul program configs from shapes and shard grids (placements now final)
         InsertDeallocs(),     # free each buffer after its last use
         PlaceOnMesh(),        # multi-chip: each tensor's placement over the chips (batch split or replicated)
         AssignMemoryConfigs(),   # last: memory_config attributes derived from layouts, verified

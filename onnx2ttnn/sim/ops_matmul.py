@@ -21,6 +21,7 @@ from ._activation import apply_activation, parse_activation
 from ._fidelity import bf16_dest, fidelity_operands, kernel_config, matmul_bf16_dest
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._memconfig import DRAM_MEMORY_CONFIG
+from ._program_config import check_program_config
 from ._tensor import Tensor
 from ._types import DataType, Layout, tile_pad
 
@@ -85,7 +86,7 @@ def _check_sharded_batched(op: str, a: Tensor, b: Tensor) -> None:
 
 
 def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, dtype, activation,
-                 compute_kernel_config) -> Tensor:
+                 compute_kernel_config, program_config) -> Tensor:
     config = kernel_config(op, "compute_kernel_config", compute_kernel_config)
     for name, t in (("input_tensor_a", a), ("input_tensor_b", b)):
         tensor_arg(op, name, t)
@@ -93,6 +94,7 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
         require_dtype(op, name, t, _FLOAT)
     same_device(op, a, b)
     _check_sharded_batched(op, a, b)
+    check_program_config(op, program_config, a, b, config)
     act = parse_activation(op, activation)
     out_dtype = dtype or a._dtype
     x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype, config)
@@ -119,9 +121,9 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
 def matmul(input_tensor_a: Tensor, input_tensor_b: Tensor, *, transpose_a: bool = False, transpose_b: bool = False,
            memory_config=None, dtype=None, program_config=None, activation=None, compute_kernel_config=None,
            core_grid=None) -> Tensor:
-    """input_tensor_a @ input_tensor_b with torch.matmul broadcasting (program configs ignored)."""
+    """input_tensor_a @ input_tensor_b with torch.matmul broadcasting (a program config is checked, not needed)."""
     return _matmul_impl("ttnn.matmul", input_tensor_a, input_tensor_b, None, transpose_a, transpose_b,
-                        memory_config, dtype, activation, compute_kernel_config)
+                        memory_config, dtype, activation, compute_kernel_config, program_config)
 
 
 def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpose_a: bool = False,
@@ -129,4 +131,4 @@ def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpo
            compute_kernel_config=None, core_grid=None) -> Tensor:
     """input_tensor_a @ input_tensor_b + bias, then the activation ("relu", "gelu", ... or UnaryWithParam)."""
     return _matmul_impl("ttnn.linear", input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b,
-                        memory_config, dtype, activation, compute_kernel_config)
+                        memory_config, dtype, activation, compute_kernel_config, program_config)

@@ -120,7 +120,7 @@ class OpInfo:
     # the keyword taking its compute kernel config (compute_kernel_config; conv2d: compute_config), which
     # choose-kernel-configs sets from the operand formats (ir/kernel_config.py); None: takes none
     kernel_config: Optional[str] = None
-    program_config: bool = False  # takes program_config= (none emitted yet)
+    program_config: bool = False  # takes program_config= (choose-program-configs sets it: ir/program_config.py)
     layout_arguments: tuple[str, ...] = ()  # of dtype / layout / device: set from the output layout
     # --- page layouts and dtypes
     input_layouts: tuple[str, ...] = ()  # Page per input; missing entries TILE (variadic: like the last)

@@ -21,11 +21,13 @@ from onnx2ttnn.ir.ttnn_ops.facts import Cost, Dtype, Float32Result, Page, ShardF
 
 _KCC = dict(kernel_config="compute_kernel_config")  # ir/kernel_config.py chooses it
 _MATMUL_SHARDED = dict(same_shape_inputs=False, evidence=("results/matmul_sharded.txt",))
+_PROGRAM = dict(program_config=True)  # ir/program_config.py chooses it for sharded calls (program_configs.txt)
 
 declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX, float32_result=Float32Result.DTYPE,
-        **_KCC, height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
+        **_KCC, **_PROGRAM, height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
 declare("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"}, cost=Cost.MATRIX,
-        float32_result=Float32Result.DTYPE, **_KCC, height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
+        float32_result=Float32Result.DTYPE, **_KCC, **_PROGRAM,
+        height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
 declare("softmax", vector_flops=5, **_KCC, height=ShardFacts((0,), True, "softmax"))
 declare("layer_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=8,
         **_KCC, height=ShardFacts((), True, "layer_norm"))

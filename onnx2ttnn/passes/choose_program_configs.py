@@ -1,0 +1,64 @@
+"""choose-program-configs: every matmul and linear reading a height- or width-sharded input_tensor_a gets the
+program config its shapes and shard grid call for.
+
+Reads: the TTNNLayout of each matmul / linear's input_tensor_a (placed by place-memory and insert-moves), the
+shapes of both operands, the L1 the planner keeps free at every op (memory/budget.scratch_reserve: the
+config's circular buffers must fit it), and the compute_kernel_config choose-kernel-configs set
+(fp32_dest_acc_en halves the destination tiles a subblock may fill).  Writes: `program_config` as an
+ir/program_config.ProgramConfig, chosen by ir/program_config.choose; a sharded call that gets none carries
+the note `_no_program_config` (why), and module.notes["choose-program-configs"] counts both.  Interleaved
+calls are left to ttnn's own choice.  The emitter defines each distinct config once at the top of the program.
+Must already hold: place-memory ran (shard layouts are final), choose-kernel-configs ran.
+Before: `ttnn.matmul(q, k, ...)` with `q: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`, k [1, 4, 16, 16];
+after: `ttnn.matmul(q, k, ..., program_config=matmul_reuse_4x1_m1_n1_k1)` (a MatmulMultiCoreReuseProgramConfig
+defined once above forward).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import onnx_graphsurgeon as gs
+
+from onnx2ttnn.ir.graph import Module, layout_of
+from onnx2ttnn.ir.program_config import HEIGHT, WIDTH, ProgramConfig, choose
+from onnx2ttnn.ir.ttnn_ops import op_info
+from onnx2ttnn.memory.budget import scratch_reserve
+from onnx2ttnn.passes.base import Pass, PassContext
+
+NO_CONFIG = "_no_program_config"  # the note a sharded call without a config carries (ir/notes.py)
+
+
+class ChooseProgramConfigs(Pass):
+    name = "choose-program-configs"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        chosen, declined = Counter(), Counter()
+        for node in module.graph.nodes:
+            if not op_info(node.op).program_config or not is_sharded_call(node):
+                continue
+            config = config_for(node)
+            if isinstance(config, ProgramConfig):
+                node.attrs["program_config"] = config
+                chosen[config.kind] += 1
+            else:
+                node.attrs["_no_program_config"] = config
+                declined[config] += 1
+        module.notes[self.name] = {"calls": dict(sorted(chosen.items())), "declined": dict(sorted(declined.items()))}
+
+
+def is_sharded_call(node: gs.Node) -> bool:
+    """Whether the call reads a height- or width-sharded input_tensor_a (the calls that need a config)."""
+    layout = layout_of(node.inputs[0]) if node.inputs else None
+    return layout is not None and layout.memory_layout in (HEIGHT, WIDTH)
+
+
+def config_for(node: gs.Node):
+    """The call's ProgramConfig, or why it gets none."""
+    if node.attrs.get("transpose_a") or node.attrs.get("transpose_b"):
+        return "a transposed operand"
+    if len(node.inputs) < 2:
+        return "no input_tensor_b"
+    kernel = node.attrs.get("compute_kernel_config")
+    fp32_dest = bool(getattr(kernel, "fp32_dest_acc_en", True))  # no config: assume the smaller register
+    a, b = node.inputs[0], node.inputs[1]
+    return choose(tuple(a.shape), layout_of(a), tuple(b.shape), fp32_dest, l1_limit=scratch_reserve(node.op))
