@@ -120,3 +120,19 @@ def apply_activation(x: torch.Tensor, activation: UnaryWithParam | None) -> torc
     if activation is None:
         return x
     return _KIND[activation.op_type](x, activation)
+
+
+# the kinds real ttnn 0.81.1 runs as the standalone unary op after an interleaved matmul / linear with no
+# program config (docs/ttnn-facts.md §22: the same SFPU chain as the standalone call, e.g. gelu_tile<0u>)
+_STANDALONE = {UnaryOpType.RELU: "relu", UnaryOpType.GELU: "gelu", UnaryOpType.SILU: "silu",
+               UnaryOpType.SIGMOID: "sigmoid", UnaryOpType.TANH: "tanh"}
+
+
+def standalone_activation(activation: UnaryWithParam | None):
+    """The simulator's standalone op computing `activation` as ttnn runs it after a plain matmul (None: no
+    such op, or an activation with parameters, which keeps the in-kernel model)."""
+    if activation is None or activation.params or activation.op_type not in _STANDALONE:
+        return None
+    from . import ops_eltwise
+
+    return getattr(ops_eltwise, _STANDALONE[activation.op_type])
