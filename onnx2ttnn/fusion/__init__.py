@@ -68,6 +68,6 @@ def replace_outputs(graph: gs.Graph, old: gs.Tensor, new_node: gs.Node) -> None:
 
 def rule_set() -> list[FusionRule]:
     """All fusion rules, in the order they are applied."""
-    from onnx2ttnn.fusion import conv_activation, conv_bn, gelu, linear, quantize, rms_norm
+    from onnx2ttnn.fusion import conv_activation, conv_bn, gelu, gelu_tanh, linear, quantize, rms_norm
 
-    return [conv_bn.RULE, conv_activation.RULE, gelu.RULE, rms_norm.RULE, linear.RULE, quantize.RULE]
+    return [conv_bn.RULE, conv_activation.RULE, gelu.RULE, gelu_tanh.RULE, rms_norm.RULE, linear.RULE, quantize.RULE]

@@ -64,11 +64,10 @@ def _only_reader(tensor: gs.Tensor, outputs: frozenset) -> Optional[str]:
 
 
 def _merge_into(first: gs.Node, second: gs.Node) -> gs.Node:
-    """`first` takes over `second`'s output (and its place in the ONNX-source comment); `second` is detached."""
+    """`first` takes over `second`'s output; `second` is detached."""
     first.outputs = list(second.outputs)
     second.outputs.clear()
     second.inputs.clear()
-    _join_sources(first, second, first)
     return second
 
 
@@ -83,22 +82,44 @@ def _join_sources(earlier: gs.Node, later: gs.Node, kept: gs.Node) -> None:
 
 def _match_matmul_activation(node: gs.Node, outputs: frozenset):
     out = node.outputs[0]
-    if len(out.outputs) != 1 or out.outputs[0].op not in MATMUL_ACTIVATIONS:
+    moved = _only_reshape(out, outputs)  # an elementwise activation commutes with the reshape between them
+    last = moved.outputs[0] if moved is not None else out
+    if len(last.outputs) != 1 or last.outputs[0].op not in MATMUL_ACTIVATIONS:
         return None
-    act = out.outputs[0]
-    reason = _only_reader(out, outputs) or _notes_block(node, act)
+    act = last.outputs[0]
+    reason = _only_reader(out, outputs) or _only_reader(last, outputs) or _notes_block(node, act)
     if reason:
         return reason
-    if argument_attrs(act):
-        return f"{act.op} has arguments {sorted(argument_attrs(act))} (a variant the string does not name)"
+    name = _activation_string(act)
+    if name is None:
+        return f"{act.op} has arguments {sorted(argument_attrs(act))} (a variant no activation string names)"
     if "activation" in node.attrs:
         return f"{node.op} already has an activation"
-    return Match(node, [node, act], {"act": act, "activation": MATMUL_ACTIVATIONS[act.op]})
+    return Match(node, [node, act], {"act": act, "activation": name, "reshape": moved})
+
+
+def _only_reshape(tensor: gs.Tensor, outputs: frozenset) -> Optional[gs.Node]:
+    """The reshape that is `tensor`'s only reader, or None."""
+    if len(tensor.outputs) == 1 and tensor.outputs[0].op == "reshape" and id(tensor) not in outputs:
+        return tensor.outputs[0]
+    return None
+
+
+def _activation_string(act: gs.Node) -> Optional[str]:
+    """The `activation=` string running the same kernel as this standalone call, or None."""
+    attrs = argument_attrs(act)
+    if not attrs:
+        return MATMUL_ACTIVATIONS[act.op]
+    if act.op == "gelu" and attrs == {"variant": TTNNRef("GeluVariant.Tanh")}:
+        return "gelu_tanh"  # gelu_tanh_tile, the kernel of gelu(variant=GeluVariant.Tanh) (§22)
+    return None
 
 
 def _rewrite_matmul_activation(m: Match) -> gs.Node:
     m.anchor.attrs["activation"] = m.values["activation"]
-    return _merge_into(m.anchor, m.values["act"])
+    _join_sources(m.anchor, m.values["act"], m.anchor)
+    # linear -> reshape -> act becomes linear(activation) -> reshape
+    return _merge_into(m.values["reshape"] or m.anchor, m.values["act"])
 
 
 # --- binary + relu --------------------------------------------------------------------------------------------
@@ -120,6 +141,7 @@ def _match_binary_activation(node: gs.Node, outputs: frozenset):
 
 def _rewrite_binary_activation(m: Match) -> gs.Node:
     m.anchor.attrs["activations"] = [TTNNCall("UnaryWithParam", TTNNRef(f"UnaryOpType.{m.values['kind']}"))]
+    _join_sources(m.anchor, m.values["act"], m.anchor)
     return _merge_into(m.anchor, m.values["act"])
 
 

@@ -96,7 +96,7 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
     same_device(op, a, b)
     _check_sharded_batched(op, a, b)
     act = parse_activation(op, activation)
-    after = standalone_activation(act) if program_config is None and core_grid is None else None
+    after = standalone_activation(op, act) if program_config is None and core_grid is None else None
     if after is not None:
         act = None  # run below, after the rounding, as the standalone op
     out_dtype = dtype or a._dtype

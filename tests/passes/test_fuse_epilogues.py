@@ -17,8 +17,14 @@ def _model(nodes, inits: dict, x_shape, y_shapes: dict, opset: int = 20) -> onnx
     graph = helper.make_graph(
         nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in y_shapes.items()],
-        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
+        [numpy_helper.from_array(_array(v), k) for k, v in inits.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _array(value) -> np.ndarray:
+    """Integer initialisers (shapes) as int64, the rest as float32."""
+    value = np.asarray(value)
+    return value.astype(np.int64) if value.dtype.kind in "iu" else value.astype(np.float32)
 
 
 def _w(*shape):
@@ -78,11 +84,19 @@ def test_a_sigmoid_at_the_output_tail_keeps_its_float32_input():
     assert "dtype=ttnn.float32" in conversion.source
 
 
-def test_tanh_gelu_is_not_fused_the_string_names_the_erf_form():
-    conversion, notes = _converted(_linear_act("Gelu", {"approximate": "tanh"}))
+def test_tanh_gelu_fuses_as_the_gelu_tanh_string():
+    """linear(activation="gelu_tanh") runs gelu(variant=GeluVariant.Tanh)'s kernel (docs/ttnn-facts.md §22)."""
+    model = _linear_act("Gelu", {"approximate": "tanh"})
+    conversion, notes = _converted(model)
+    assert notes["applied"] == {"matmul-activation": 1}
+    assert "activation='gelu_tanh'" in conversion.source and "GeluVariant" not in conversion.source
+    _passes(model)
+
+
+def test_an_activation_with_arguments_no_string_names_is_not_fused():
+    conversion, notes = _converted(_linear_act("LeakyRelu", {"alpha": 0.1}))
     assert notes["applied"] == {}
-    assert any("variant" in reason for reason in notes["rejected"])
-    assert "variant=ttnn.GeluVariant.Tanh" in conversion.source
+    assert conversion.op_counts()["leaky_relu"] == 1
 
 
 def test_an_activation_whose_input_is_also_an_output_is_not_fused():
@@ -163,4 +177,27 @@ def test_one_node_feeding_two_rules_is_fused_once():
     conversion, notes = _converted(model)
     assert notes["applied"] == {"binary-activation": 1}
     assert notes["rejected"] == {"norm-residual: the add has arguments ['activations']": 1}
+    _passes(model)
+
+
+def test_gpt2_style_tanh_gelu_after_a_reshaped_gemm_fuses_into_the_linear():
+    """GPT-2's Conv1D (Reshape, Gemm, Reshape) and gelu_new written out: fuse-patterns makes the Gelu, and
+    fuse-epilogues moves it into the linear across the reshape."""
+    c = 0.7978845608
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["xf"]), helper.make_node("Gemm", ["xf", "w", "b"], ["g"]),
+             helper.make_node("Reshape", ["g", "back"], ["h"]),
+             helper.make_node("Mul", ["h", "half"], ["hh"]), helper.make_node("Pow", ["h", "three"], ["p"]),
+             helper.make_node("Mul", ["p", "k"], ["pk"]), helper.make_node("Add", ["h", "pk"], ["s"]),
+             helper.make_node("Mul", ["s", "c"], ["sc"]), helper.make_node("Tanh", ["sc"], ["t"]),
+             helper.make_node("Add", ["t", "one"], ["t1"]), helper.make_node("Mul", ["hh", "t1"], ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["y"])]
+    inits = {"flat": np.array([32, 64]), "back": np.array([1, 32, 96]), "w": _w(64, 96), "b": _w(96),
+             "half": np.float32(0.5), "three": np.float32(3), "k": np.float32(0.044715), "c": np.float32(c),
+             "one": np.float32(1), "w2": _w(96, 32)}
+    model = _model(nodes, inits, [1, 32, 64], {"y": [1, 32, 32]}, opset=17)
+    conversion, notes = _converted(model)
+    assert conversion.module.notes["fuse-patterns"]["applied"].get("gelu-tanh") == 1
+    assert notes["applied"] == {"matmul-activation": 1}
+    assert "activation='gelu_tanh'" in conversion.source
+    assert not {"tanh", "pow", "gelu"} & set(conversion.op_counts())
     _passes(model)
