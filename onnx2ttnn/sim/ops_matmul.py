@@ -96,6 +96,9 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
     same_device(op, a, b)
     _check_sharded_batched(op, a, b)
     act = parse_activation(op, activation)
+    if act is not None and a.is_sharded() and program_config is None:
+        raise RuntimeError(f"TT_FATAL: {op}: Sharded matmul run with {act.op_type} activation: this should be "
+                           "placed in the program config's fused_activation field")
     after = standalone_activation(op, act) if program_config is None and core_grid is None else None
     if after is not None:
         act = None  # run below, after the rounding, as the standalone op

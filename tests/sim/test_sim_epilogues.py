@@ -64,3 +64,12 @@ def test_a_norm_residual_normalises_the_sum(ttnn, device, norm):
     fused = ttnn.to_torch(getattr(ttnn, norm)(x, residual_input_tensor=r, epsilon=1e-5))
     summed = ttnn.to_torch(getattr(ttnn, norm)(ttnn.add(x, r), epsilon=1e-5))
     assert torch.allclose(fused, summed, atol=0.05)
+
+
+def test_a_sharded_input_with_an_activation_is_refused_like_real_ttnn(ttnn, device):
+    mc = ttnn.create_sharded_memory_config((1, 1, 256, 64), ttnn.CoreGrid(y=1, x=8), ttnn.ShardStrategy.HEIGHT)
+    x = ttnn.to_memory_config(dev(ttnn, device, torch.randn(1, 1, 256, 64)), mc)
+    w = dev(ttnn, device, torch.randn(64, 64))
+    with pytest.raises(RuntimeError, match="program config's fused_activation"):
+        ttnn.linear(x, w, activation="gelu")
+    ttnn.deallocate(ttnn.linear(x, w))
