@@ -6,9 +6,8 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, is_op, other_input, producer, \
-    replace_outputs, scalar, single_consumer
-from onnx2ttnn.fusion.gelu import _is_half_of
+from onnx2ttnn.fusion import FusionRule, Match, is_op, other_input, producer, scalar
+from onnx2ttnn.fusion.gelu import replace_with_gelu, times_half_x
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
@@ -41,37 +40,17 @@ def match(tanh: gs.Node):
     x, found = _inner(tanh)
     if x is None:
         return found if is_op(producer(tanh.inputs[0]), "Mul") else None
-    add = single_consumer(tanh.outputs[0])
-    if not is_op(add, "Add") or scalar(other_input(add, tanh.outputs[0])) != 1.0:
-        return "tanh is not followed by + 1"
-    first = single_consumer(add.outputs[0])
-    if not is_op(first, "Mul"):
-        return "1 + tanh(.) is not multiplied"
-    other = other_input(first, add.outputs[0])
-    nodes = [tanh, add, first]
-    if _is_half_of(producer(other), x) and len(other.outputs) == 1:  # (x * 0.5) * (1 + tanh)
-        nodes.append(producer(other))
-        last = first
-    else:
-        second = single_consumer(first.outputs[0])
-        rest = other_input(second, first.outputs[0]) if is_op(second, "Mul") else None
-        if rest is None or not ((other is x and scalar(rest) == 0.5) or (scalar(other) == 0.5 and rest is x)):
-            return "the factors are not x and 0.5"
-        nodes.append(second)
-        last = second
-    inner = [n for n in found if all(len(out.outputs) == 1 for out in n.outputs)]
-    if len(inner) != len(found):
+    outer = times_half_x(tanh, x, "Tanh")
+    if isinstance(outer, str):
+        return outer
+    nodes, last = outer
+    if any(len(out.outputs) != 1 for n in found for out in n.outputs):
         return "a term of the tanh's argument is read elsewhere"
-    return Match(tanh, nodes + inner, {"x": x, "out": last.outputs[0]})
+    return Match(tanh, nodes + found, {"x": x, "out": last.outputs[0]})
 
 
 def rewrite(graph: gs.Graph, m: Match) -> None:
-    fused = gs.Node("Gelu", name=m.anchor.name, domain=FUSED_DOMAIN, attrs={"approximate": "tanh"},
-                    inputs=[m.values["x"]])
-    out = m.values["out"]
-    for node in m.nodes:
-        node.outputs.clear()
-    replace_outputs(graph, out, fused)
+    replace_with_gelu(graph, m, approximate="tanh")
 
 
 RULE = FusionRule("gelu-tanh", "Tanh", match, rewrite)

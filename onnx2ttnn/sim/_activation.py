@@ -133,10 +133,11 @@ def apply_activation(x: torch.Tensor, activation: UnaryWithParam | None) -> torc
 _STANDALONE = {
     (UnaryOpType.RELU, ()): ("relu", {}), (UnaryOpType.GELU, (0.0,)): ("gelu", {}),
     (UnaryOpType.SILU, ()): ("silu", {}), (UnaryOpType.SIGMOID, (4.0, 0.0)): ("sigmoid", {}),
-    (UnaryOpType.TANH, ()): ("tanh", {}), (UnaryOpType.GELU_TANH, ()): ("gelu", {"variant": GeluVariant.Tanh}), (UnaryOpType.EXP, (1.0,)): ("exp", {"fast_and_approximate_mode": True}),
+    (UnaryOpType.TANH, ()): ("tanh", {}), (UnaryOpType.GELU_TANH, ()): ("gelu", {"variant": GeluVariant.Tanh}),
+    (UnaryOpType.EXP, (1.0,)): ("exp", {"fast_and_approximate_mode": True}),
 }
-# kernels the simulator does not model: GELU with no parameter or 1.0 compiles gelu_tile<1u> / gelu_tile(0), the
-# FastLut (§16, §22)
+# kernels the simulator does not model (§16, §22): GELU 1.0 compiles gelu_tile<1u>, the FastLut; GELU with no
+# parameter gelu_tile(0), the template's default flag (another kernel build than the accurate gelu_tile<0u>)
 _NOT_MODELLED = {(UnaryOpType.GELU, ()), (UnaryOpType.GELU, (1.0,))}
 
 

@@ -2,8 +2,9 @@
 
 Computed from the stored (already rounded) operands with float32 accumulation, then bias, then one rounding to
 the output dtype.  An `activation` without a program config or core grid is what real ttnn 0.81.1 runs then:
-the standalone unary op on the rounded result, in a second buffer, the first freed (docs/ttnn-facts.md §22); with
-one, it is applied in float32 before the rounding (the activation fused into the matmul kernel: not probed).  A compute_kernel_config changes the operands and the
+the standalone unary op on the rounded result, in a second buffer, the first freed (docs/ttnn-facts.md §22);
+with one, it is applied in float32 before the rounding (the activation inside the matmul kernel: its numerics
+are not probed).  A compute_kernel_config changes the operands and the
 accumulation as sim/_fidelity.py models (mantissa bits per math fidelity; a bfloat16 destination without
 fp32_dest_acc_en).  When both operands are stored as bfloat16 (bf16 or
 bfloat8_b) and the CPU has native bf16 matrix units, torch's bf16 GEMM is used: it multiplies the same
