@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Collection, Optional, Union
 
+import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.fusion import Match
@@ -134,6 +135,8 @@ def _match_binary_activation(node: gs.Node, outputs: frozenset):
         return reason
     if argument_attrs(act):
         return f"{act.op} has arguments {sorted(argument_attrs(act))}"
+    if out.dtype is not None and np.dtype(out.dtype).kind in "iub":
+        return "integer values (a fused activation on int32 is not probed)"
     if "activations" in node.attrs:
         return f"{node.op} already has activations"
     return Match(node, [node, act], {"act": act, "kind": BINARY_ACTIVATIONS[act.op]})

@@ -201,3 +201,12 @@ def test_gpt2_style_tanh_gelu_after_a_reshaped_gemm_fuses_into_the_linear():
     assert "activation='gelu_tanh'" in conversion.source
     assert not {"tanh", "pow", "gelu"} & set(conversion.op_counts())
     _passes(model)
+
+
+def test_an_integer_add_keeps_its_relu_apart():
+    nodes = [helper.make_node("Add", ["x", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.INT32, [1, 32, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 32, 64])])
+    _, notes = _converted(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert notes == {"applied": {},
+                     "rejected": {"binary-activation: integer values (a fused activation on int32 is not probed)": 1}}
