@@ -65,11 +65,20 @@ def _only_reader(tensor: gs.Tensor, outputs: frozenset) -> Optional[str]:
 
 
 def _merge_into(first: gs.Node, second: gs.Node) -> gs.Node:
-    """`first` takes over `second`'s output; `second` is detached."""
+    """`first` takes over `second`'s output (and the ONNX values verify --per-op reads from it: `_probes`);
+    `second` is detached."""
     first.outputs = list(second.outputs)
+    _move_probes(second, first)
     second.outputs.clear()
     second.inputs.clear()
     return second
+
+
+def _move_probes(source: gs.Node, target: gs.Node) -> None:
+    """`target` now computes what `source` did: it reports `source`'s ONNX values, no longer its own."""
+    target.attrs.pop("_probes", None)
+    if source.attrs.get("_probes"):
+        target.attrs["_probes"] = source.attrs["_probes"]
 
 
 def _join_sources(earlier: gs.Node, later: gs.Node, kept: gs.Node) -> None:
@@ -119,8 +128,10 @@ def _activation_string(act: gs.Node) -> Optional[str]:
 def _rewrite_matmul_activation(m: Match) -> gs.Node:
     m.anchor.attrs["activation"] = m.values["activation"]
     _join_sources(m.anchor, m.values["act"], m.anchor)
-    # linear -> reshape -> act becomes linear(activation) -> reshape
-    return _merge_into(m.values["reshape"] or m.anchor, m.values["act"])
+    if m.values["reshape"] is not None:  # linear -> reshape -> act becomes linear(activation) -> reshape
+        m.anchor.attrs.pop("_probes", None)  # its values are no longer the ONNX ones before the activation
+        return _merge_into(m.values["reshape"], m.values["act"])
+    return _merge_into(m.anchor, m.values["act"])
 
 
 # --- binary + relu --------------------------------------------------------------------------------------------

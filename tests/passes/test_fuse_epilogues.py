@@ -210,3 +210,11 @@ def test_an_integer_add_keeps_its_relu_apart():
     _, notes = _converted(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert notes == {"applied": {},
                      "rejected": {"binary-activation: integer values (a fused activation on int32 is not probed)": 1}}
+
+
+@pytest.mark.parametrize("model", [_linear_act("Gelu"), _residual_norm("LayerNormalization")], ids=["gelu", "norm"])
+def test_per_op_verification_compares_only_values_the_fused_program_still_computes(model):
+    report = verify(model, per_op=True)
+    assert report.passed and report.first_divergent is None, report.text()
+    compared = {name for name, _, _ in report.per_op}
+    assert "hb" not in compared and "r" not in compared  # folded away: the pre-activation value, the residual sum
