@@ -188,9 +188,16 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
         _account(cost, layout, _bytes(tensor, layout), read=False)
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
-    share = cost.cores / device.cores
-    if info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION):
-        compute = cost.flops / (device.matrix_tflops * 1e12 * share * _fidelity_speedup(node, info))
+    _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
+    if out_layout is not None and _activation_apart(node, info):
+        _add_activation_kernel(cost, out_layout, node.attrs["activation"], device)
+    return cost
+
+
+def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0) -> None:
+    """The call's time: the slowest of its compute, DRAM and L1 traffic (and which one bounds it)."""
+    if matrix:
+        compute = cost.flops / (device.matrix_tflops * 1e12 * (cost.cores / device.cores) * speedup)
     else:
         compute = cost.flops / (device.vector_gflops_per_core * 1e9 * cost.cores)
     dram = cost.dram_bytes / (min(device.dram_gbps, device.noc_gbps_per_core * cost.cores) * 1e9)
@@ -202,7 +209,29 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.time_s, cost.bound = max(((dram, "dram"), (l1, "l1"), (compute, "compute")), key=lambda term: term[0])
     if cost.time_s == 0.0:
         cost.bound = ""
-    return cost
+
+
+def _activation_apart(node: gs.Node, info: OpInfo) -> bool:
+    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result: without a program
+    config (docs/ttnn-facts.md §22, probe_epilogues.py)."""
+    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) \
+        and node.attrs.get("program_config") is None
+
+
+def _add_activation_kernel(cost: NodeCost, out: tuple, activation, device: DeviceSpec) -> None:
+    """Add the second kernel's work to a matmul's cost: it reads the result back and writes it again."""
+    tensor, layout = out
+    unary = NodeCost(cost.index, cost.op, cores=cost.cores)
+    nbytes = _bytes(tensor, layout)
+    _account(unary, layout, nbytes, read=True)
+    _account(unary, layout, nbytes, read=False)
+    flops = VECTOR_FLOPS.get(activation, 1) if isinstance(activation, str) else 1  # the string names the op
+    unary.flops = float(math.prod(padded_shape(tensor.shape, layout)) * flops)
+    _time(unary, device, matrix=False)
+    for field in ("dram_read", "dram_write", "l1_read", "l1_write", "local_read", "local_write"):
+        setattr(cost, field, getattr(cost, field) + getattr(unary, field))
+    cost.flops += unary.flops
+    cost.time_s += unary.time_s
 
 
 def _fidelity_speedup(node: gs.Node, info: OpInfo) -> float:

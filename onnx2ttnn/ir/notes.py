@@ -49,9 +49,9 @@ class Note:
 
 
 NOTES: dict[str, Note] = {n.key: n for n in (
-    Note("source", str, "the ONNX node (or `input X` / `output Y`) a ttnn node was lowered from: the comment "
-         "above its call, the --per-op report and error messages",
-         (LOWER, DECOMPOSE, PLACE, DEALLOCS), (DECOMPOSE, PLACE, DEALLOCS, MEMCFG, "emit")),
+    Note("source", str, "the ONNX node (or `input X` / `output Y`) a ttnn node was lowered from (`A + B` for a "
+         "fused epilogue): the comment above its call, the --per-op report and error messages",
+         (LOWER, "fuse-epilogues", DECOMPOSE, PLACE, DEALLOCS), (DECOMPOSE, PLACE, DEALLOCS, MEMCFG, "emit")),
     Note("param", str, "the weight's key in the weights file and in the program's `params`: an upload done "
          "once by load_parameters, never deallocated", (LOWER,),
          (REUSE, PLACE, DEALLOCS, "emit", "convert", "report"), ops=("from_torch",)),
@@ -106,7 +106,8 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "('input', i) (node input i) or ('const', torch dtype, shape, values) (a constant written inline)",
          (LOWER,), ("emit",), ops=(HOST_COMPUTE,), required_on=(HOST_COMPUTE,)),
     Note("probes", list[tuple[str, Optional[NHWCDims]]], "the ONNX values this node's output holds, with "
-         "their NHWC dims when flattened: verify --per-op compares each with onnxruntime", (LOWER,), ("emit",)),
+         "their NHWC dims when flattened: verify --per-op compares each with onnxruntime",
+         (LOWER, "fuse-epilogues"), ("emit",)),
     Note("dtype", Literal[tuple(LAYOUT_DTYPES)], "the output dtype a lowering rule pins (int32 where values may be "
          "negative, uint32 for embedding indices) instead of the one assign-layouts would choose", (LOWER,),
          (LOWER, LAYOUTS)),

@@ -5,7 +5,8 @@ cores (shard_grid, shard_count; the 2-D view is ir/layout.py physical_2d).  The 
 ttnn 0.81.1 in mock mode (n150) for facts that depend on a call's attributes or shapes:
 conv_reads_height_sharded (probe_conv_sharded.py,
 results/conv_sharded.txt), conv_all_in_l1 (probe_conv_cb.py, results/conv_cb.txt) and
-matmul_reads_height_sharded (probe_matmul_sharded.py, results/matmul_sharded.txt).
+matmul_reads_height_sharded (probe_matmul_sharded.py, results/matmul_sharded.txt; probe_epilogues.py,
+results/epilogues.txt).
 
 Which ops take height- and width-sharded tensors at all, and how, is each op's entry in the op table
 (ir/ttnn_ops: OpInfo.height / OpInfo.width, with the probe that proved it).  HEIGHT_SHARDING and
@@ -79,8 +80,12 @@ def conv_all_in_l1(attrs: dict, input_bytes_per_bank: int) -> bool:
     return kh * kw <= CONV_L1_MAX_KERNEL_AREA and input_bytes_per_bank * kh * kw <= CONV_L1_MAX_WINDOW_BYTES
 
 
-def matmul_reads_height_sharded(shape: Sequence[int], layout: TTNNLayout, b_batched: bool = False) -> bool:
+def matmul_reads_height_sharded(shape: Sequence[int], layout: TTNNLayout, b_batched: bool = False,
+                                activation: bool = False) -> bool:
     """matmul / linear accept input_tensor_a of this shape in this height-sharded layout.
+
+    Never with an `activation=` (fuse-epilogues): "Sharded matmul run with UnaryOpType::GELU activation: this
+    should be placed in the program config's fused_activation field" (probe_epilogues.py, results/epilogues.txt).
 
     Against an unbatched B (a weight) every planner layout is accepted, uneven grids included.  Against a
     batched B (attention's activations) ttnn's batched program asks that shards hold whole batches' rows
@@ -88,6 +93,8 @@ def matmul_reads_height_sharded(shape: Sequence[int], layout: TTNNLayout, b_batc
     ("out_subblock_h (2) needs to divide M (3)") and that its output blocks divide over the grid's cores
     ("num_output_blocks (12) must be evenly divisible by ... (16)"); only one batch per shard, on a grid with
     no idle core, was accepted (probe_matmul_sharded.py, results/matmul_sharded.txt)."""
+    if activation:
+        return False
     if not b_batched:
         return True
     dims = padded_shape(shape, layout)

@@ -61,7 +61,8 @@ def _shard_readers(producer: gs.Node, tensor: gs.Tensor, layout: TTNNLayout) -> 
                 refused = refused or not conv_reads_height_sharded(reader.attrs)
             if reader.op in ("matmul", "linear") and index == 0 and not refused:
                 other = reader.inputs[1].shape if len(reader.inputs) > 1 else []
-                refused = not matmul_reads_height_sharded(tensor.shape, layout, b_batched=math.prod(other[:-2]) > 1)
+                refused = not matmul_reads_height_sharded(tensor.shape, layout, b_batched=math.prod(other[:-2]) > 1,
+                                                          activation=bool(reader.attrs.get("activation")))
             if not refused and facts.same_shape_inputs and reader.outputs:
                 out = layout_of(reader.outputs[0])
                 refused = out is None or physical_2d(reader.outputs[0].shape, out) != physical_2d(tensor.shape, layout)

@@ -37,9 +37,10 @@ def gelu(ctx: LoweringContext, node: gs.Node) -> None:
         unary(ctx, node, "gelu")
 
 
-@register("Gelu", versions=(1,), domain="onnx2ttnn", ttnn=("gelu",), note="fused from the Erf pattern")
+@register("Gelu", versions=(1,), domain="onnx2ttnn", ttnn=("gelu",),
+          note="fused from the Erf pattern, or the tanh one (approximate='tanh')")
 def fused_gelu(ctx: LoweringContext, node: gs.Node) -> None:
-    unary(ctx, node, "gelu")
+    gelu(ctx, node)
 
 
 @register("HardSigmoid", versions=(6, 22), ttnn=("hardsigmoid", "multiply", "add", "clip"),

@@ -175,6 +175,7 @@ def _readers_take(item: BufferFacts, sharded: TTNNLayout) -> str:
     for node, index in item.reads:
         if node.op in ("matmul", "linear") and index == 0:
             other = node.inputs[1].shape if len(node.inputs) > 1 else []
-            if not matmul_reads_height_sharded(shape, sharded, b_batched=math.prod(other[:-2]) > 1):
+            if not matmul_reads_height_sharded(shape, sharded, b_batched=math.prod(other[:-2]) > 1,
+                                               activation=bool(node.attrs.get("activation"))):
                 return f"height: reader {node.op} refuses this shard layout"
     return ""

@@ -12,6 +12,7 @@ from onnx2ttnn.passes.choose_program_configs import ChooseProgramConfigs
 from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
 from onnx2ttnn.passes.fold_constants import FoldConstants
 from onnx2ttnn.passes.fold_dequantize import FoldDequantize
+from onnx2ttnn.passes.fuse_epilogues import FuseEpilogues
 from onnx2ttnn.passes.fuse_patterns import FusePatterns
 from onnx2ttnn.passes.insert_deallocs import InsertDeallocs
 from onnx2ttnn.passes.insert_moves import InsertMoves
@@ -43,6 +44,7 @@ def build_pipeline() -> list[Pass]:
         FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation, Q->DQ pairs
         LowerToTTNN(),        # registry rules; all unsupported ops reported at once
         SimplifyTTNN(),       # reshape chains collapse
+        FuseEpilogues(),      # activations and residual adds folded into the call next to them
         ReuseConvWeights(),   # conv2d prepares its weights once; later calls reuse them
         # layouts
         AssignLayouts(),      # a TTNNLayout on every tensor

@@ -10,6 +10,8 @@ import enum
 import torch
 import torch.nn.functional as F
 
+from ._types import GeluVariant
+
 
 class UnaryOpType(enum.Enum):
     """The unary op kinds usable as fused activations (a subset of the real enum)."""
@@ -68,7 +70,7 @@ def _param(act: UnaryWithParam, i: int, default: float) -> float:
 _KIND = {
     UnaryOpType.RELU: lambda x, a: torch.relu(x),
     UnaryOpType.RELU6: lambda x, a: x.clamp(0.0, 6.0),
-    UnaryOpType.GELU: lambda x, a: F.gelu(x),
+    UnaryOpType.GELU: lambda x, a: F.gelu(x),  # GELU 0.0 (the accurate kernel); other params: _NOT_MODELLED
     UnaryOpType.GELU_TANH: lambda x, a: F.gelu(x, approximate="tanh"),
     UnaryOpType.SILU: lambda x, a: F.silu(x),
     UnaryOpType.SIGMOID: lambda x, a: torch.sigmoid(x),
@@ -89,13 +91,16 @@ _KIND = {
     UnaryOpType.ELU: lambda x, a: F.elu(x, _param(a, 0, 1.0)),
 }
 
+# the string names and what real ttnn 0.81.1 makes of them (docs/ttnn-facts.md §22: "gelu" runs gelu_tile<0u>,
+# the accurate erf form, like UnaryWithParam(GELU, 0.0); "exp" runs exp_tile<1u>, the fast exp; "sigmoid" the
+# standalone sigmoid's kernel, sigmoid_tile<VectorMode::RC, 0u>: its vector mode RC (4) and accurate flag)
 _BY_NAME = {
-    "relu": UnaryOpType.RELU, "relu6": UnaryOpType.RELU6, "gelu": UnaryOpType.GELU,
-    "gelu_tanh": UnaryOpType.GELU_TANH, "silu": UnaryOpType.SILU, "sigmoid": UnaryOpType.SIGMOID,
-    "tanh": UnaryOpType.TANH, "exp": UnaryOpType.EXP, "identity": UnaryOpType.IDENTITY,
-    "sqrt": UnaryOpType.SQRT, "rsqrt": UnaryOpType.RSQRT, "softplus": UnaryOpType.SOFTPLUS,
-    "abs": UnaryOpType.ABS, "neg": UnaryOpType.NEG, "hardsigmoid": UnaryOpType.HARDSIGMOID,
-    "hardswish": UnaryOpType.HARDSWISH,
+    "relu": (UnaryOpType.RELU,), "relu6": (UnaryOpType.RELU6,), "gelu": (UnaryOpType.GELU, 0.0),
+    "gelu_tanh": (UnaryOpType.GELU_TANH,), "silu": (UnaryOpType.SILU,), "sigmoid": (UnaryOpType.SIGMOID, 4.0, 0.0),
+    "tanh": (UnaryOpType.TANH,), "exp": (UnaryOpType.EXP, 1.0), "identity": (UnaryOpType.IDENTITY,),
+    "sqrt": (UnaryOpType.SQRT,), "rsqrt": (UnaryOpType.RSQRT,), "softplus": (UnaryOpType.SOFTPLUS,),
+    "abs": (UnaryOpType.ABS,), "neg": (UnaryOpType.NEG,), "hardsigmoid": (UnaryOpType.HARDSIGMOID,),
+    "hardswish": (UnaryOpType.HARDSWISH,),
 }
 
 
@@ -110,7 +115,7 @@ def parse_activation(op: str, activation, *, allow_string: bool = True) -> Unary
         if kind is None:
             raise RuntimeError(f"TT_FATAL: {op}: unknown activation {activation!r}; known: "
                                f"{', '.join(sorted(_BY_NAME))}")
-        return UnaryWithParam(kind)
+        return UnaryWithParam(*kind)
     expected = "a string or ttnn.UnaryWithParam" if allow_string else "a ttnn.UnaryWithParam"
     raise TypeError(f"{op}: activation must be {expected}, got {activation!r}")
 
@@ -119,4 +124,40 @@ def apply_activation(x: torch.Tensor, activation: UnaryWithParam | None) -> torc
     """Apply a fused activation to float32 values."""
     if activation is None:
         return x
+    _refuse_unmodelled("fused activation", activation)
     return _KIND[activation.op_type](x, activation)
+
+
+# what real ttnn 0.81.1 runs after an interleaved matmul / linear with no program config: the standalone unary
+# op's own kernel (docs/ttnn-facts.md §22: the same SFPU chain and kernel hash), as (kind, params) -> (op, kwargs)
+_STANDALONE = {
+    (UnaryOpType.RELU, ()): ("relu", {}), (UnaryOpType.GELU, (0.0,)): ("gelu", {}),
+    (UnaryOpType.SILU, ()): ("silu", {}), (UnaryOpType.SIGMOID, (4.0, 0.0)): ("sigmoid", {}),
+    (UnaryOpType.TANH, ()): ("tanh", {}), (UnaryOpType.GELU_TANH, ()): ("gelu", {"variant": GeluVariant.Tanh}),
+    (UnaryOpType.EXP, (1.0,)): ("exp", {"fast_and_approximate_mode": True}),
+}
+# kernels the simulator does not model (§16, §22): GELU 1.0 compiles gelu_tile<1u>, the FastLut; GELU with no
+# parameter gelu_tile(0), the template's default flag (another kernel build than the accurate gelu_tile<0u>)
+_NOT_MODELLED = {(UnaryOpType.GELU, ()), (UnaryOpType.GELU, (1.0,))}
+
+
+def standalone_activation(op: str, activation: UnaryWithParam | None):
+    """A callable computing `activation` as ttnn runs it after a plain matmul: the simulator's standalone op on the
+    rounded result (None: no such op; the in-kernel model applies)."""
+    if activation is None:
+        return None
+    key = (activation.op_type, tuple(activation.params))
+    _refuse_unmodelled(op, activation)
+    if key not in _STANDALONE:
+        return None
+    from . import ops_eltwise
+
+    name, kwargs = _STANDALONE[key]
+    fn = getattr(ops_eltwise, name)
+    return lambda tensor, memory_config: fn(tensor, memory_config=memory_config, **kwargs)
+
+
+def _refuse_unmodelled(op: str, activation: UnaryWithParam) -> None:
+    if (activation.op_type, tuple(activation.params)) in _NOT_MODELLED:
+        raise RuntimeError(f"onnx2ttnn simulator: {op} with {activation!r} runs a lookup-table kernel the "
+                           "simulator does not model (docs/ttnn-facts.md §22); onnx2ttnn never emits it")

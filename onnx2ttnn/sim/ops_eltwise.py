@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ._activation import apply_activation, parse_activation
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._rounding import round_scalar
 from ._tensor import Tensor
@@ -291,7 +292,8 @@ def _broadcast_shape(op: str, *tensors) -> tuple:
                            "broadcastable") from None
 
 
-def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: bool = False) -> Tensor:
+def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: bool = False,
+                 activations=None) -> Tensor:
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
         raise TypeError(f"{op}: at least one operand must be a ttnn.Tensor")
@@ -308,6 +310,9 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
                            f"DataType::{tensors[0]._dtype.name}, dtype B: DataType::{tensors[1]._dtype.name})")
     x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)
     out = fn(x, y)
+    for act in activations or ():  # fused into the binary kernel, before the rounding (docs/ttnn-facts.md §22)
+        out = apply_activation(out.float() if out.is_floating_point() else out,
+                               parse_activation(op, act, allow_string=False))
     if compare:
         out = out.to(torch.float32 if like._dtype in _FLOAT else torch.int64)
     out_dtype = dtype or like._dtype
@@ -318,8 +323,9 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
 def _make_binary(name: str, fn, allowed=_ARITH, compare: bool = False, doc: str = ""):
     op = f"ttnn.{name}"
 
-    def binary(input_tensor_a, input_tensor_b, *, dtype=None, memory_config=None) -> Tensor:
-        return _binary_impl(op, fn, allowed, input_tensor_a, input_tensor_b, dtype, memory_config, compare=compare)
+    def binary(input_tensor_a, input_tensor_b, *, dtype=None, memory_config=None, activations=None) -> Tensor:
+        return _binary_impl(op, fn, allowed, input_tensor_a, input_tensor_b, dtype, memory_config, compare=compare,
+                            activations=activations)
 
     binary.__name__ = binary.__qualname__ = name
     binary.__doc__ = doc or f"Element-wise {name} with broadcasting (tensor or scalar operands)."

@@ -1,7 +1,10 @@
 """matmul and linear: batched/broadcast matrix products on TILE device tensors.
 
-Computed from the stored (already rounded) operands with float32 accumulation, then bias, then the fused
-activation, then one rounding to the output dtype.  A compute_kernel_config changes the operands and the
+Computed from the stored (already rounded) operands with float32 accumulation, then bias, then one rounding to
+the output dtype.  An `activation` without a program config or core grid is what real ttnn 0.81.1 runs then:
+the standalone unary op on the rounded result, in a second buffer, the first freed (docs/ttnn-facts.md §22);
+with one, it is applied in float32 before the rounding (the activation inside the matmul kernel: its numerics
+are not probed).  A compute_kernel_config changes the operands and the
 accumulation as sim/_fidelity.py models (mantissa bits per math fidelity; a bfloat16 destination without
 fp32_dest_acc_en).  When both operands are stored as bfloat16 (bf16 or
 bfloat8_b) and the CPU has native bf16 matrix units, torch's bf16 GEMM is used: it multiplies the same
@@ -17,7 +20,7 @@ import math
 
 import torch
 
-from ._activation import apply_activation, parse_activation
+from ._activation import apply_activation, parse_activation, standalone_activation
 from ._fidelity import bf16_dest, fidelity_operands, kernel_config, matmul_bf16_dest
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._memconfig import DRAM_MEMORY_CONFIG
@@ -86,7 +89,7 @@ def _check_sharded_batched(op: str, a: Tensor, b: Tensor) -> None:
 
 
 def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, dtype, activation,
-                 compute_kernel_config, program_config) -> Tensor:
+                 compute_kernel_config, program_config=None, core_grid=None) -> Tensor:
     config = kernel_config(op, "compute_kernel_config", compute_kernel_config)
     for name, t in (("input_tensor_a", a), ("input_tensor_b", b)):
         tensor_arg(op, name, t)
@@ -96,6 +99,12 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
     _check_sharded_batched(op, a, b)
     check_program_config(op, program_config, a, b, config)
     act = parse_activation(op, activation)
+    if act is not None and a.is_sharded() and program_config is None:
+        raise RuntimeError(f"TT_FATAL: {op}: Sharded matmul run with {act.op_type} activation: this should be "
+                           "placed in the program config's fused_activation field")
+    after = standalone_activation(op, act) if program_config is None and core_grid is None else None
+    if after is not None:
+        act = None  # run below, after the rounding, as the standalone op
     out_dtype = dtype or a._dtype
     x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype, config)
     out = matmul_bf16_dest(x, y) if bf16_dest(config) else torch.matmul(x, y)
@@ -115,7 +124,12 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
                            "'Shard width 32 must match physical width 768 for height sharded', 'Number of "
                            "shards along width 24 must not exceed number of columns 8'); shard the input first")
     mc = output_config(op, memory_config, a, out.shape, Layout.TILE, default=DRAM_MEMORY_CONFIG)
-    return device_result(op, out, out_dtype, Layout.TILE, a._device, mc)
+    result = device_result(op, out, out_dtype, Layout.TILE, a._device, mc)
+    if after is None:
+        return result
+    activated = after(result, memory_config=mc)  # the intermediate result is freed, as real ttnn does
+    result.deallocate(True)
+    return activated
 
 
 def matmul(input_tensor_a: Tensor, input_tensor_b: Tensor, *, transpose_a: bool = False, transpose_b: bool = False,
@@ -123,7 +137,7 @@ def matmul(input_tensor_a: Tensor, input_tensor_b: Tensor, *, transpose_a: bool 
            core_grid=None) -> Tensor:
     """input_tensor_a @ input_tensor_b with torch.matmul broadcasting (a program config is checked, not needed)."""
     return _matmul_impl("ttnn.matmul", input_tensor_a, input_tensor_b, None, transpose_a, transpose_b,
-                        memory_config, dtype, activation, compute_kernel_config, program_config)
+                        memory_config, dtype, activation, compute_kernel_config, program_config, core_grid)
 
 
 def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpose_a: bool = False,
@@ -131,4 +145,4 @@ def linear(input_tensor_a: Tensor, input_tensor_b: Tensor, *, bias=None, transpo
            compute_kernel_config=None, core_grid=None) -> Tensor:
     """input_tensor_a @ input_tensor_b + bias, then the activation ("relu", "gelu", ... or UnaryWithParam)."""
     return _matmul_impl("ttnn.linear", input_tensor_a, input_tensor_b, bias, transpose_a, transpose_b,
-                        memory_config, dtype, activation, compute_kernel_config, program_config)
+                        memory_config, dtype, activation, compute_kernel_config, program_config, core_grid)

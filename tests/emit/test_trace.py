@@ -119,8 +119,8 @@ def test_the_conversion_summary_says_whether_the_program_can_be_traced(mlp_path,
 
 
 @pytest.mark.parametrize("plant,message", [
-    ("host_copy = ttnn.to_torch(h1)", "ttnn.to_torch inside a trace capture"),
-    ("leaked = ttnn.exp(h1, memory_config=ttnn.L1_MEMORY_CONFIG)", "allocated inside the trace capture by ttnn.exp"),
+    ("host_copy = ttnn.to_torch(a1)", "ttnn.to_torch inside a trace capture"),
+    ("leaked = ttnn.exp(a1, memory_config=ttnn.L1_MEMORY_CONFIG)", "allocated inside the trace capture by ttnn.exp"),
     # freed by the warm-up already, so the capture's first read of it fails (the sim test checks the capture rule)
     ("ttnn.deallocate(x_dev)", "is not allocated: its buffer was freed by ttnn.deallocate"),
 ])
@@ -128,7 +128,7 @@ def test_violations_planted_in_a_generated_forward_device_are_caught(plant, mess
     program = _write(mlp_path, tmp_path)
     with open(program) as handle:
         text = handle.read()
-    anchor = "    # 'relu1'\n"
+    anchor = "    # 'fc2 + relu2'\n"  # (relu1 is fused into fc1: a1 is their result)
     body = text[text.index("def forward_device("):]
     assert anchor in body
     planted = text.replace(body, body.replace(anchor, f"    {plant}\n" + anchor, 1), 1)

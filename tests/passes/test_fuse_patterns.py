@@ -87,3 +87,28 @@ def test_llama_style_rms_norm_becomes_one_node_and_matches_onnxruntime():
 def test_a_mean_square_over_another_axis_is_not_rms_norm():
     nodes, inits = _rms_nodes(1, True)
     assert "RMSNorm" not in _fused_ops(_model(nodes, inits, [1, 16, 64], [1, 16, 64]))
+
+
+def _tanh_gelu_nodes(cube: str = "three"):
+    nodes = [helper.make_node("Mul", ["x", "half"], ["hx"]), helper.make_node("Pow", ["x", cube], ["p"]),
+             helper.make_node("Mul", ["p", "k"], ["pk"]), helper.make_node("Add", ["x", "pk"], ["s"]),
+             helper.make_node("Mul", ["c", "s"], ["sc"]), helper.make_node("Tanh", ["sc"], ["t"]),
+             helper.make_node("Add", ["one", "t"], ["t1"]), helper.make_node("Mul", ["hx", "t1"], ["y"])]
+    inits = {"half": np.float32(0.5), "three": np.float32(3), "two": np.float32(2), "k": np.float32(0.044715),
+             "c": np.float32(np.sqrt(2 / np.pi)), "one": np.float32(1)}
+    return nodes, inits
+
+
+def test_tanh_gelu_in_either_operand_order_becomes_gelu_and_matches_onnxruntime():
+    from onnx2ttnn import convert
+    from onnx2ttnn.verify import verify
+
+    model = _model(*_tanh_gelu_nodes(), [2, 64], [2, 64])
+    assert _fused_ops(model) == ["Gelu"]
+    assert "variant=ttnn.GeluVariant.Tanh" in convert(model).source
+    report = verify(model)
+    assert report.passed, report.text()
+
+
+def test_a_square_instead_of_the_cube_is_not_tanh_gelu():
+    assert "Gelu" not in _fused_ops(_model(*_tanh_gelu_nodes("two"), [2, 64], [2, 64]))

@@ -86,6 +86,8 @@ class Cost:
 # against the API manifest; probe_kernel_config.py, results/kernel_config.txt, saw them validate)
 KERNEL_CONFIG_KEYWORDS = frozenset({"compute_kernel_config", "compute_config"})
 KERNEL_CONFIG_PROBE = ("probe_kernel_config.py", "results/kernel_config.txt")
+FUSED_ACTIVATION_KEYWORDS = frozenset({"activation", "activations"})
+EPILOGUE_PROBE = ("probe_epilogues.py", "results/epilogues.txt")
 
 # Which probe proves each kind of sharding fact, and the results file it wrote (tools/ttnn_mock/probes/).
 HEIGHT_PROBE = ("probe_sharding.py", "results/sharding.txt")
@@ -121,6 +123,9 @@ class OpInfo:
     # choose-kernel-configs sets from the operand formats (ir/kernel_config.py); None: takes none
     kernel_config: Optional[str] = None
     program_config: bool = False  # takes program_config= (choose-program-configs sets it: ir/program_config.py)
+    # the keyword taking a fused activation that computes what the standalone op would (fusion/epilogues.py;
+    # EPILOGUE_PROBE): "activation" (linear, matmul: a string) or "activations" (binary ops: a list); None: none
+    fused_activation: Optional[str] = None
     layout_arguments: tuple[str, ...] = ()  # of dtype / layout / device: set from the output layout
     # --- page layouts and dtypes
     input_layouts: tuple[str, ...] = ()  # Page per input; missing entries TILE (variadic: like the last)
@@ -168,6 +173,8 @@ class OpInfo:
             raise ValueError(f"ttnn op {self.name!r}: vector_flops is for {Cost.VECTOR} ops")
         if self.kernel_config is not None:
             _check(self.kernel_config, KERNEL_CONFIG_KEYWORDS, self.name, "kernel config keyword")
+        if self.fused_activation is not None:
+            _check(self.fused_activation, FUSED_ACTIVATION_KEYWORDS, self.name, "fused activation keyword")
         if not set(self.keyword_inputs) <= set(self.inputs):
             raise ValueError(f"ttnn op {self.name!r}: keyword inputs {set(self.keyword_inputs)} not among inputs")
 

@@ -12,6 +12,10 @@ Accuracy (probe_unary_modes.py, results/unary_modes.txt): matmul and linear on b
 dtype=float32 accumulate in a float32 dest by themselves (DST_ACCUM_MODE true).  softmax's default kernel runs
 math_approx_mode (APPROX true, its exp approximate: EXP_APPROX 1) in a float32 dest, HiFi3; a compute_kernel_config
 with math_approx_mode=False gives the accurate exp (not emitted yet).
+Epilogues (probe_epilogues.py, results/epilogues.txt; docs/ttnn-facts.md §22): matmul and linear take
+`activation="relu" | "gelu" | "silu" | "sigmoid"`, which on interleaved tensors runs the standalone op's own
+unary kernel after the matmul; layer_norm and rms_norm take `residual_input_tensor=` (same shape, TILE) and
+normalise input + residual.
 Vector FLOPs per output element: the cost model's rough estimates of the passes over a row, not measured
 (softmax 5, layer_norm 8, rms_norm 6, mean and sum 1).
 """
@@ -24,14 +28,15 @@ _MATMUL_SHARDED = dict(same_shape_inputs=False, evidence=("results/matmul_sharde
 _PROGRAM = dict(program_config=True)  # ir/program_config.py chooses it for sharded calls (program_configs.txt)
 
 declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX, float32_result=Float32Result.DTYPE,
-        **_KCC, **_PROGRAM, height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
+        fused_activation="activation", **_KCC, **_PROGRAM, height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
 declare("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"}, cost=Cost.MATRIX,
-        float32_result=Float32Result.DTYPE, **_KCC, **_PROGRAM,
+        float32_result=Float32Result.DTYPE, fused_activation="activation", **_KCC, **_PROGRAM,
         height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
 declare("softmax", vector_flops=5, **_KCC, height=ShardFacts((0,), True, "softmax"))
-declare("layer_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=8,
+_NORM = ("input_tensor", "weight", "bias", "residual_input_tensor")  # the residual: fuse-epilogues (§22)
+declare("layer_norm", _NORM, keyword_inputs=set(_NORM[1:]), vector_flops=8,
         **_KCC, height=ShardFacts((), True, "layer_norm"))
-declare("rms_norm", ("input_tensor", "weight", "bias"), keyword_inputs={"weight", "bias"}, vector_flops=6,
+declare("rms_norm", _NORM, keyword_inputs=set(_NORM[1:]), vector_flops=6,
         **_KCC)
 
 # reductions

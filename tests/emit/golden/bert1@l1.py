@@ -7,7 +7,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 # source model: 'bert1.onnx' (opset 17, producer 'onnx2ttnn-golden')
 # device: n150; options: 'device=n150 memory=l1 dtype=bf16'
 # weights: 'bert1_ttnn.npz' (next to this file)
-# trace: traceable (--trace): 48 device calls captured, 2 persistent input buffers
+# trace: traceable (--trace): 42 device calls captured, 2 persistent input buffers
 import argparse
 import os
 import time
@@ -113,28 +113,19 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(attention_output_out_heads)
     attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_joined)
-    # 'attention.residual'
-    attention_residual = ttnn.add(attention_output_out, embeddings_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
+    # 'attention.residual + attention.norm.out'
+    attention_norm_out = ttnn.layer_norm(attention_output_out, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], residual_input_tensor=embeddings_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
-    # 'attention.norm.out'
-    attention_norm_out = ttnn.layer_norm(attention_residual, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_residual)
-    # 'ffn.up.matmul'
-    ffn_up_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'ffn.gelu.erf'
-    ffn_gelu_out = ttnn.gelu(ffn_up_out, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(ffn_up_out)
+    # 'ffn.up.matmul + ffn.gelu.erf'
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
     ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
-    # 'ffn.residual'
-    ffn_residual = ttnn.add(ffn_down_out, attention_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
+    # 'ffn.residual + last_hidden_state'
+    last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_norm_out)
     ttnn.deallocate(ffn_down_out)
-    # 'last_hidden_state'
-    last_hidden_state = ttnn.layer_norm(ffn_residual, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(ffn_residual)
     # 'pooler.first'
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -209,28 +200,19 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(attention_output_out_heads)
     attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_joined)
-    # 'attention.residual'
-    attention_residual = ttnn.add(attention_output_out, embeddings_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
+    # 'attention.residual + attention.norm.out'
+    attention_norm_out = ttnn.layer_norm(attention_output_out, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], residual_input_tensor=embeddings_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
-    # 'attention.norm.out'
-    attention_norm_out = ttnn.layer_norm(attention_residual, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(attention_residual)
-    # 'ffn.up.matmul'
-    ffn_up_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    # 'ffn.gelu.erf'
-    ffn_gelu_out = ttnn.gelu(ffn_up_out, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(ffn_up_out)
+    # 'ffn.up.matmul + ffn.gelu.erf'
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
     ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
-    # 'ffn.residual'
-    ffn_residual = ttnn.add(ffn_down_out, attention_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
+    # 'ffn.residual + last_hidden_state'
+    last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_norm_out)
     ttnn.deallocate(ffn_down_out)
-    # 'last_hidden_state'
-    last_hidden_state = ttnn.layer_norm(ffn_residual, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(ffn_residual)
     # 'pooler.first'
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)

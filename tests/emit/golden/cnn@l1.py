@@ -7,7 +7,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 # source model: 'cnn.onnx' (opset 17, producer 'onnx2ttnn-examples')
 # device: n150; options: 'device=n150 memory=l1 dtype=bf16'
 # weights: 'cnn_ttnn.npz' (next to this file)
-# trace: traceable (--trace): 26 device calls captured, 1 persistent input buffer
+# trace: traceable (--trace): 24 device calls captured, 1 persistent input buffer
 import argparse
 import os
 import time
@@ -69,15 +69,12 @@ def forward(device, params, *, image):
     # 'block.b.conv'
     block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)
-    # 'residual'
+    # 'residual + residual.relu'
     pool1_tile = ttnn.to_layout(pool1, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pool1)
-    res = ttnn.add(pool1_tile, block_b_out, memory_config=ttnn.L1_MEMORY_CONFIG)
+    res_relu = ttnn.add(pool1_tile, block_b_out, activations=[ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)], memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(block_b_out)
     ttnn.deallocate(pool1_tile)
-    # 'residual.relu'
-    res_relu = ttnn.relu(res, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(res)
     # 'pool2'
     pool2 = ttnn.avg_pool2d(res_relu, batch_size=1, input_h=16, input_w=16, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=False, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(res_relu)
@@ -130,15 +127,12 @@ def forward_device(device, params, *, image_dev):
     # 'block.b.conv'
     block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)
-    # 'residual'
+    # 'residual + residual.relu'
     pool1_tile = ttnn.to_layout(pool1, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pool1)
-    res = ttnn.add(pool1_tile, block_b_out, memory_config=ttnn.L1_MEMORY_CONFIG)
+    res_relu = ttnn.add(pool1_tile, block_b_out, activations=[ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)], memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(block_b_out)
     ttnn.deallocate(pool1_tile)
-    # 'residual.relu'
-    res_relu = ttnn.relu(res, memory_config=ttnn.L1_MEMORY_CONFIG)
-    ttnn.deallocate(res)
     # 'pool2'
     pool2 = ttnn.avg_pool2d(res_relu, batch_size=1, input_h=16, input_w=16, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=False, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(res_relu)

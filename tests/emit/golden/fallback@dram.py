@@ -60,12 +60,9 @@ def forward(device, params, *, x):
     ttnn.deallocate(h)
     upper_host = host_trilu(h_host, upper=1)
     upper = ttnn.from_torch(upper_host.to(torch.bfloat16), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    # 'bias'
-    biased = ttnn.add(upper, params['b'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    # 'bias + relu'
+    y = ttnn.add(upper, params['b'], activations=[ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)], memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(upper)
-    # 'relu'
-    y = ttnn.relu(biased, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    ttnn.deallocate(biased)
     # 'output y'
     y_1 = ttnn.to_torch(y).to(torch.float32)
     ttnn.deallocate(y)

@@ -7,7 +7,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 # source model: 'mlp.onnx' (opset 17, producer 'onnx2ttnn-examples')
 # device: n150; options: 'device=n150 memory=dram dtype=bf16'
 # weights: 'mlp_ttnn.npz' (next to this file)
-# trace: traceable (--trace): 11 device calls captured, 1 persistent input buffer
+# trace: traceable (--trace): 7 device calls captured, 1 persistent input buffer
 import argparse
 import os
 import time
@@ -49,18 +49,12 @@ def forward(device, params, *, x):
     """Run the model on `device`; returns {ONNX output name: torch tensor}."""
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    # 'fc1'
-    h1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    # 'fc1 + relu1'
+    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
-    # 'relu1'
-    a1 = ttnn.relu(h1, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    ttnn.deallocate(h1)
-    # 'fc2'
-    h2b = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    # 'fc2 + relu2'
+    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
-    # 'relu2'
-    a2 = ttnn.relu(h2b, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    ttnn.deallocate(h2b)
     # 'head'
     logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
@@ -91,17 +85,11 @@ def host_inputs(*, x):
 def forward_device(device, params, *, x_dev):
     """The forward between the input uploads and the output reads: device ops only, what a trace captures.
     Returns the device tensors the outputs are read from (their buffers, like the inputs', stay allocated)."""
-    # 'fc1'
-    h1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    # 'relu1'
-    a1 = ttnn.relu(h1, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    ttnn.deallocate(h1)
-    # 'fc2'
-    h2b = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    # 'fc1 + relu1'
+    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    # 'fc2 + relu2'
+    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
-    # 'relu2'
-    a2 = ttnn.relu(h2b, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    ttnn.deallocate(h2b)
     # 'head'
     logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)

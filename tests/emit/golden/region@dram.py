@@ -85,12 +85,9 @@ def forward(device, params, *, x):
     ttnn.deallocate(h)
     g_host, = run_region(params['region 0'], {'h': (h_host, 'float32')}, (torch.float32,), ((1, 32, 64),))
     g = ttnn.from_torch(g_host.to(torch.bfloat16), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    # 'bias'
-    biased = ttnn.add(g, params['b'], memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    # 'bias + relu'
+    y = ttnn.add(g, params['b'], activations=[ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)], memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(g)
-    # 'relu'
-    y = ttnn.relu(biased, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-    ttnn.deallocate(biased)
     # 'output y'
     y_1 = ttnn.to_torch(y).to(torch.float32)
     ttnn.deallocate(y)
