@@ -122,7 +122,8 @@ def test_verify_good_inputs_file_passes(tmp_path, gather):
 
 
 def test_verify_mismatch_is_exit_1_with_the_report(tmp_path, monkeypatch):
-    monkeypatch.setattr(onnx2ttnn.sim, "relu", onnx2ttnn.sim.neg)  # the simulated program computes -x, not relu
+    neg = onnx2ttnn.sim.neg  # the simulated program computes -x, not the softmax
+    monkeypatch.setattr(onnx2ttnn.sim, "softmax", lambda x, **kwargs: neg(x, memory_config=kwargs["memory_config"]))
     run = run_inprocess(["verify", str(MLP)], tmp_path)
     assert run.code == 1, run.stdout + run.stderr
     assert run.stdout.rstrip().endswith("FAIL") and "error" not in run.stderr, run.stderr
@@ -133,7 +134,7 @@ def test_verify_program_failing_on_the_simulator_is_an_internal_error(tmp_path, 
     def broken(*args, **kwargs):
         raise RuntimeError("TT_FATAL: planted")
 
-    monkeypatch.setattr(onnx2ttnn.sim, "relu", broken)
+    monkeypatch.setattr(onnx2ttnn.sim, "softmax", broken)
     msg = _assert_internal(run_inprocess(["verify", str(MLP)], tmp_path), "VerificationError")
     assert "the generated program fails on the simulator, where onnxruntime runs the model: RuntimeError: " \
            "TT_FATAL: planted (program line " in msg

@@ -305,6 +305,16 @@ class LoweringContext:
             return var
         return self.op("typecast", [var], var.shape, name=name, dtype=INDEX, _dtype="i32")
 
+    def one_kind(self, xa: gs.Variable, xb: gs.Variable) -> tuple[gs.Variable, gs.Variable]:
+        """Binary operands both integers or both floats: ttnn's binary ops refuse an int32 beside a float
+        (docs/ttnn-facts.md §17).  An integer ONNX value computed in float (ConvInteger, MatMulInteger,
+        DynamicQuantizeLinear's zero point: lowering/quantize.py) meets an int32 operand as a float, so the
+        int32 one is typecast to float."""
+        if is_integer_value(xa) == is_integer_value(xb):
+            return xa, xb
+        return tuple(self.op("typecast", [x], x.shape, name=f"{x.name}_float", dtype=np.float32)
+                     if is_integer_value(x) else x for x in (xa, xb))
+
     def param(self, array: np.ndarray, name: str, *, key: object = None, host: bool = False,
               dtype: Optional[str] = None) -> gs.Variable:
         """A model weight uploaded once by load_parameters (kept on the host when `host`; in layout dtype

@@ -16,7 +16,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.accuracy import tail_float32
-from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32, is_integer_value
+from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32
 from onnx2ttnn.lowering.registry import lookup, register
 
 # ONNX op -> (ttnn op, schema versions checked).  Version 1 of the older ops (with the legacy
@@ -134,24 +134,14 @@ def _tensor_tensor(ctx, out, a, b, ttnn_op, **attrs) -> None:
     form = _common_nhwc(ctx, a, b)
     if form is not None:
         xa, xb = (ctx.as_int32(_nhwc_operand(ctx, t, form), f"{t.name}_int32") for t in (a, b))
-        xa, xb = _one_kind(ctx, xa, xb)
+        xa, xb = ctx.one_kind(xa, xb)
         ctx.bind(out, ctx.op(ttnn_op, [xa, xb], form.flat_shape, name=out.name, **attrs), form)
         return
     rank = len(out.shape)
     xa, xb = (ranked_operand(ctx, t, rank) for t in (a, b))
     xa, xb = (ctx.as_int32(x, f"{x.name}_int32") for x in (xa, xb))  # no int32 x uint32 on ttnn
-    xa, xb = _one_kind(ctx, xa, xb)
+    xa, xb = ctx.one_kind(xa, xb)
     ctx.bind(out, ctx.op(ttnn_op, [xa, xb], out.shape, name=out.name, **attrs))
-
-
-def _one_kind(ctx, xa, xb):
-    """Both operands integers or both floats: ttnn's binary ops refuse an int32 beside a float (probe_integers.py).
-    An integer ONNX value a quantized op computed in float (ConvInteger, MatMulInteger: lowering/quantize.py)
-    meets its int32 bias as a float, so the int32 one is typecast to float."""
-    if is_integer_value(xa) == is_integer_value(xb):
-        return xa, xb
-    return tuple(ctx.op("typecast", [x], x.shape, name=f"{x.name}_float", dtype=np.float32)
-                 if is_integer_value(x) else x for x in (xa, xb))
 
 
 def _common_nhwc(ctx, a, b):

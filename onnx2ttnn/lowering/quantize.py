@@ -178,7 +178,7 @@ def _binary(ctx: LoweringContext, op: str, x: gs.Variable, operand, name: str) -
     if isinstance(operand, float):
         return ctx.op(op, [x], x.shape, name=name, input_tensor_b=operand)
     shape = np.broadcast_shapes(tuple(x.shape), tuple(operand.shape))
-    return ctx.op(op, [x, operand], shape, name=name)
+    return ctx.op(op, list(ctx.one_kind(x, operand)), shape, name=name)
 
 
 def _has_zero(ctx: LoweringContext, q: QParams) -> bool:
