@@ -10,6 +10,9 @@ MEMORY_POLICIES = ("dram", "l1", "auto")
 COMPUTE_DTYPES = ("bf16", "fp32")
 # --math-fidelity: auto (each call's fidelity from its operand formats, ir/kernel_config.py) or one for all
 MATH_FIDELITIES = ("auto", "lofi", "hifi2", "hifi3", "hifi4")
+# --weights: the device format of matmul / linear / conv weights (lowering/weight_dtype.py): auto (per weight,
+# from the error block-float rounding puts into it), bf16 (today's programs), bfp8 or bfp4 for all
+WEIGHT_FORMATS = ("auto", "bf16", "bfp8", "bfp4")
 VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
@@ -27,6 +30,10 @@ class Options:
                                                                  "and norm calls: auto (LoFi for bfloat4_b "
                                                                  "operands, HiFi2 for bfloat8_b, HiFi4 for bf16 "
                                                                  "and fp32) or lofi, hifi2, hifi3, hifi4 for all"})
+    weights: str = field(default="auto", metadata={"help": "device format of matmul, linear and conv weights: auto "
+                                                           "(bfloat4_b or bfloat8_b per weight where the error its "
+                                                           "rounding adds stays within the model's budget, else "
+                                                           "bf16), bf16, bfp8 or bfp4 for all"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})
     fallback: bool = field(default=True, metadata={"help": "compute ONNX ops that have no ttnn lowering on the "
@@ -47,5 +54,6 @@ class Options:
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
         text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
+        text += "" if self.weights == "bf16" else f" weights={self.weights}"  # bf16: the programs before --weights
         text += "" if self.fallback else " fallback=off"
         return text + (f" input_shapes={shapes}" if shapes else "")
