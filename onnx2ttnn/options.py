@@ -34,6 +34,10 @@ class Options:
                                                            "(bfloat4_b or bfloat8_b per weight where the error its "
                                                            "rounding adds stays within the model's budget, else "
                                                            "bf16), bf16, bfp8 or bfp4 for all"})
+    keep_bf16: tuple[str, ...] = field(default=(), metadata={"help": "weights (as lowering names them: the ONNX "
+                                                                   "initializer, `_t` for a transposed Gemm "
+                                                                   "weight) kept in bf16 whatever --weights says "
+                                                                   "(tools/weight_bisect.py's lever)"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})
     fallback: bool = field(default=True, metadata={"help": "compute ONNX ops that have no ttnn lowering on the "
@@ -55,5 +59,6 @@ class Options:
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
         text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
         text += "" if self.weights == "bf16" else f" weights={self.weights}"  # bf16: the programs before --weights
+        text += f" keep_bf16={len(self.keep_bf16)}" if self.keep_bf16 else ""
         text += "" if self.fallback else " fallback=off"
         return text + (f" input_shapes={shapes}" if shapes else "")

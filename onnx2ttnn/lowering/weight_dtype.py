@@ -91,6 +91,9 @@ def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=No
     shape, block-float groups along its last dim; `steps`: a dequantized weight's quantization steps,
     broadcastable to it, by default the ones fold-dequantize recorded): "bfp8", "bfp4", or None (the compute
     dtype).  Each decision is recorded in the context for the conversion summary."""
+    if name in ctx.keep_bf16 and ctx.weights != "bf16":
+        ctx.note_weight_format(name, "bf16", "kept by keep_bf16")
+        return None
     if ctx.weights in BLOCK_FLOAT_BITS:
         ctx.note_weight_format(name, ctx.weights, f"--weights {ctx.weights}")
         if name in ctx.dequantized:

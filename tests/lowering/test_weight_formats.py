@@ -169,3 +169,22 @@ def test_cli_refuses_an_unknown_format(tmp_path):
     run = run_inprocess(["convert", "m.onnx", "-o", "m.py", "--weights", "fp8"], tmp_path)
     assert run.code == 2 and "Invalid value for '--weights'" in run.stderr
     assert listing(tmp_path) == before
+
+
+# --- the bisection tool (tools/weight_bisect.py) -------------------------------------------------------------
+def test_bisection_finds_the_weights_to_keep_in_bf16(tmp_path):
+    import onnx
+
+    from tools.weight_bisect import bisect, worst_pcc
+
+    # under bfloat4_b only w0, a Gaussian weight, carries an error (~0.1); w1 and w2 (+-0.5) are exact in it
+    path = str(tmp_path / "m.onnx")
+    signs = [np.where(rng.random((64, 64)) < 0.5, -0.5, 0.5).astype(np.float32) / 8 for _ in range(2)]
+    onnx.save(_mlp([_gaussian(64, 64)] + signs), path)
+    options, threshold = {"weights": "bfp4"}, 0.999
+    assert worst_pcc(path, options)[0] < threshold
+    lines = []
+    assert bisect(path, options, threshold, log=lines.append) == ["w0"]
+    pcc, formats = worst_pcc(path, {**options, "keep_bf16": ("w0",)})
+    assert pcc >= threshold and formats["w0"] == ("bf16", "kept by keep_bf16") and formats["w1"][0] == "bfp4"
+    assert "  culprit w0: kept in bf16" in lines[-1]
