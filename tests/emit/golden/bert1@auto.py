@@ -4,7 +4,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'bert1.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=auto dtype=bf16'
+# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto'
 # weights: 'bert1_ttnn.npz' (next to this file)
 import argparse
 import os
@@ -27,6 +27,8 @@ OUTPUTS = ['last_hidden_state', 'pooler_output']
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
 hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
 def integer_input(tensor, name, low, high):
@@ -50,23 +52,23 @@ def load_parameters(device, path=None):
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_q_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_q_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_q_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_q_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_q_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_q_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_k_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_k_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_k_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_k_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_k_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_k_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_v_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_v_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_v_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_v_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_v_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_v_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_output_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_output_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_output_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_output_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_output_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_output_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['ffn_up_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['ffn_up_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['ffn_up_out_bias'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['ffn_down_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_down_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['ffn_down_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_down_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['ffn_down_out_bias'] = ttnn.from_torch(torch.from_numpy(data['ffn_down_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['ffn_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['ffn_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['ffn_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['pooler_weight_t'] = ttnn.from_torch(torch.from_numpy(data['pooler_weight_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['pooler_weight_t'] = ttnn.from_torch(torch.from_numpy(data['pooler_weight_t']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['pooler_dense_bias'] = ttnn.from_torch(torch.from_numpy(data['pooler_dense_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     return params
 
@@ -98,11 +100,11 @@ def forward(device, params, *, input_ids, attention_mask):
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.q.matmul'
-    attention_q_out = ttnn.linear(embeddings_norm_out, params['attention_q_weight'], bias=params['attention_q_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_q_out = ttnn.linear(embeddings_norm_out, params['attention_q_weight'], bias=params['attention_q_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.k.matmul'
-    attention_k_out = ttnn.linear(embeddings_norm_out, params['attention_k_weight'], bias=params['attention_k_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_k_out = ttnn.linear(embeddings_norm_out, params['attention_k_weight'], bias=params['attention_k_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.v.matmul'
-    attention_v_out = ttnn.linear(embeddings_norm_out, params['attention_v_weight'], bias=params['attention_v_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_v_out = ttnn.linear(embeddings_norm_out, params['attention_v_weight'], bias=params['attention_v_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.q.heads'
     attention_q_heads = ttnn.reshape(attention_q_out, shape=(1, 16, 4, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_q_out)
@@ -146,7 +148,7 @@ def forward(device, params, *, input_ids, attention_mask):
     attention_merged = ttnn.reshape(attention_context_t, shape=(1, 16, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_context_t)
     # 'attention.output.matmul'
-    attention_output_out = ttnn.linear(attention_merged, params['attention_output_weight'], bias=params['attention_output_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out = ttnn.linear(attention_merged, params['attention_output_weight'], bias=params['attention_output_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_merged)
     # 'attention.residual'
     attention_residual = ttnn.add(attention_output_out, embeddings_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -156,12 +158,12 @@ def forward(device, params, *, input_ids, attention_mask):
     attention_norm_out = ttnn.layer_norm(attention_residual, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_residual)
     # 'ffn.up.matmul'
-    ffn_up_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_up_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.gelu.erf'
     ffn_gelu_out = ttnn.gelu(ffn_up_out, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_up_out)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual'
     ffn_residual = ttnn.add(ffn_down_out, attention_norm_out, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -174,7 +176,7 @@ def forward(device, params, *, input_ids, attention_mask):
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'pooler.dense'
-    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pooler_first)
     # 'pooler_output'
     pooler_output = ttnn.tanh(pooler_dense, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)))

@@ -4,7 +4,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'fallback.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=dram dtype=bf16'
+# device: n150; options: 'device=n150 memory=dram dtype=bf16 weights=auto'
 # weights: 'fallback_ttnn.npz' (next to this file)
 import argparse
 import os
@@ -24,8 +24,8 @@ OUTPUTS = ['y']
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
-hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
-    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
 # Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.
@@ -40,7 +40,7 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['b'] = ttnn.from_torch(torch.from_numpy(data['b']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     return params
 
@@ -50,7 +50,7 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'project'
-    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # host fallback: ONNX Trilu 'upper'
     h_host = ttnn.to_torch(h).to(torch.float32)

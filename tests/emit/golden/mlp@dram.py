@@ -4,7 +4,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'mlp.onnx' (opset 17, producer 'onnx2ttnn-examples')
-# device: n150; options: 'device=n150 memory=dram dtype=bf16'
+# device: n150; options: 'device=n150 memory=dram dtype=bf16 weights=auto'
 # weights: 'mlp_ttnn.npz' (next to this file)
 import argparse
 import os
@@ -24,6 +24,8 @@ OUTPUTS = ['probs']
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
 
@@ -33,11 +35,11 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['fc1_weight_t'] = ttnn.from_torch(torch.from_numpy(data['fc1_weight_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc1_weight_t'] = ttnn.from_torch(torch.from_numpy(data['fc1_weight_t']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['h1_bias'] = ttnn.from_torch(torch.from_numpy(data['h1_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['fc2_weight'] = ttnn.from_torch(torch.from_numpy(data['fc2_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc2_weight'] = ttnn.from_torch(torch.from_numpy(data['fc2_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['h2b_bias'] = ttnn.from_torch(torch.from_numpy(data['h2b_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['head_weight'] = ttnn.from_torch(torch.from_numpy(data['head_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['head_weight'] = ttnn.from_torch(torch.from_numpy(data['head_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     return params
 
@@ -47,19 +49,19 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc1'
-    h1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    h1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # 'relu1'
     a1 = ttnn.relu(h1, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(h1)
     # 'fc2'
-    h2b = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    h2b = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'relu2'
     a2 = ttnn.relu(h2b, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(h2b)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
