@@ -96,6 +96,17 @@ def test_programs_with_low_fidelity_configs_run_on_real_ttnn(ttnn_mock, model, f
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
 
 
+@pytest.mark.parametrize("device", ["n150", "p150"])
+@pytest.mark.parametrize("model", ["bert_path", "cnn_path"])
+def test_programs_with_bfloat4_b_weights_run_on_real_ttnn(ttnn_mock, model, device, tmp_path, request):
+    """--weights bfp4: every linear weight uploaded as bfloat4_b (LoFi configs), every conv's prepared as
+    bfloat4_b (Conv2dConfig weights_dtype); bfloat8_b is the default auto's, run by the tests above."""
+    program = _convert(request.getfixturevalue(model), tmp_path, "auto", device, weights="bfp4")
+    text = Path(program).read_text()
+    assert "ttnn.bfloat4_b" in text and "ttnn.bfloat8_b" not in text
+    _check_on_real_ttnn(ttnn_mock, program, "auto", device)
+
+
 def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> None:
     report = ttnn_mock.run_program(program, device=device)
     assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"
