@@ -73,17 +73,20 @@ def test_every_buffer_row_says_why_it_is_placed_there():
                    for line in lines)
 
 
-def _rows(model, memory="auto"):
+def _rows(model, memory="auto", **options):
     """Device rows by tensor name (a host row may repeat its device tensor's name: a graph output read back)."""
-    return {r.tensor: r for r in placement_report(onnx2ttnn.convert(model, memory=memory)).rows if r.buffer != "host"}
+    report = placement_report(onnx2ttnn.convert(model, memory=memory, **options))
+    return {r.tensor: r for r in report.rows if r.buffer != "host"}
 
 
 def test_the_reason_of_a_large_weight_a_dram_path_conv_and_a_sharded_chain():
     from tests.memory.memory_models import chain, conv_model, shared_weight_model
 
-    weight = _rows(shared_weight_model(512))["w"]
+    weight = _rows(shared_weight_model(512), weights="bf16")["w"]
     assert (weight.op, weight.buffer) == ("from_torch", "dram")
     assert weight.reason == "DRAM: weight, not small (8192 B per bank > 2048)"
+    # under auto its ones are exact in bfloat4_b: 256 tiles of 576 B, 4 in each of 64 banks
+    assert _rows(shared_weight_model(512))["w"].reason == "DRAM: weight, not small (2304 B per bank > 2048)"
     conv = next(r for r in _rows(conv_model(False, kernel=9)).values() if r.op == "conv2d")
     assert conv.buffer == "dram" and conv.reason == "DRAM: producer conv2d writes DRAM only (conv on its DRAM path)"
     chained = [r for r in _rows(chain((1, 1, 2048, 64))).values() if r.op in ("relu", "exp", "sigmoid")]

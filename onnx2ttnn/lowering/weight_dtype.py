@@ -16,7 +16,9 @@ Float weights (--weights):
   to ~140 weights), bfloat4_b r ~ 0.1 (never within: auto takes bfloat4_b only for weights that block floats
   represent almost exactly, e.g. few distinct magnitudes per 16 values).  The simulator's verify on the zoo is
   the proof (tests/lowering/test_weight_formats.py, tests/zoo); tools/weight_bisect.py finds the culprit
-  layers when a model falls under 0.99.
+  layers when a model falls under 0.99.  A weight whose node computes the float32 logit of a sigmoid or exp
+  at the output tail (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
+  amplified by the exponential.
 
 Dequantized weights (passes/fold_dequantize.py) under auto and bf16 keep their own rule: bfloat8_b when its
 rounding moves them by at most BFP8_BUDGET of their quantization step, else the compute dtype; bfp8 / bfp4
@@ -42,6 +44,9 @@ BFP8_BUDGET = 0.5
 MODEL_ERROR_BUDGET = 0.005
 # the ONNX ops whose constant second input is a weight the rules here decide the format of
 WEIGHT_OPS = frozenset({"MatMul", "Gemm", "Linear", "Conv", "ConvAct"})
+# ONNX ops whose output-tail instances take a float32 logit (lowering/accuracy.py): auto keeps the weight of the
+# node computing that logit in bf16, since a block-float weight's error would reach the output unmixed
+TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
 
 
 def bfp_round(x: np.ndarray, fmt: str) -> np.ndarray:
@@ -86,6 +91,19 @@ def count_weight_layers(graph: gs.Graph) -> int:
                and isinstance(node.inputs[1], gs.Constant))
 
 
+def tail_weights(graph: gs.Graph, tail: frozenset[int]) -> frozenset[str]:
+    """Weights of nodes whose only reader is a TAIL_SENSITIVE node at the output tail (`tail`: ids of the tail
+    nodes, lowering/accuracy.output_tail), under each name lowering may give them (Gemm's transposed `_t`)."""
+    names = set()
+    for node in graph.nodes:
+        if node.op not in TAIL_SENSITIVE or id(node) not in tail or not node.inputs[0].inputs:
+            continue
+        producer = node.inputs[0].inputs[0]
+        if producer.op in WEIGHT_OPS and len(node.inputs[0].outputs) == 1 and len(producer.inputs) > 1:
+            names.update((producer.inputs[1].name, producer.inputs[1].name + "_t"))
+    return frozenset(names)
+
+
 def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=None) -> Optional[str]:
     """The device dtype of a weight as the rule uploads it (`uploaded`: its values in the device tensor's
     shape, block-float groups along its last dim; `steps`: a dequantized weight's quantization steps,
@@ -112,6 +130,9 @@ def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=No
 def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Optional[str]:
     """bfloat4_b, else bfloat8_b, where the weight's squared relative rounding error is within its share of
     MODEL_ERROR_BUDGET; else None (bf16), with the reason recorded."""
+    if name in ctx.tail_weights:
+        ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
+        return None
     share = MODEL_ERROR_BUDGET / max(1, ctx.weight_layers)
     errors = {}
     for fmt in ("bfp4", "bfp8"):

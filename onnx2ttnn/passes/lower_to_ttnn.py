@@ -31,7 +31,7 @@ from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
-from onnx2ttnn.lowering.weight_dtype import count_weight_layers
+from onnx2ttnn.lowering.weight_dtype import count_weight_layers, tail_weights
 from onnx2ttnn.passes.base import Pass, PassContext
 
 
@@ -75,7 +75,7 @@ class LowerToTTNN(Pass):
         lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         lctx.dequantized = dict(module.dequantized)
         lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)
-        lctx.keep_bf16 = frozenset(ctx.options.keep_bf16)
+        lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

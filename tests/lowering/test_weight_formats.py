@@ -132,6 +132,16 @@ def test_auto_takes_bfloat4_b_for_weights_it_represents_exactly():
     assert "dtype=ttnn.bfloat4_b" in conversion.source
 
 
+@pytest.mark.parametrize("kind", ["conv", "gemm"])
+def test_auto_keeps_the_weight_of_a_tail_sigmoids_logit_in_bf16(kind):
+    from tests.lowering.test_accuracy import tail_model
+
+    conversion = convert(tail_model(kind))
+    assert set(conversion.weight_formats().values()) == {
+        ("bf16", "computes the float32 logit of a sigmoid or exp at the output tail")}
+    assert "bfloat8_b" not in conversion.source and "bfloat4_b" not in conversion.source
+
+
 def test_auto_share_shrinks_with_the_number_of_weights():
     # bfloat8_b's ~0.006 on Gaussian weights fits the share of 3 weights, not that of 1000
     w = _gaussian(64, 64)
