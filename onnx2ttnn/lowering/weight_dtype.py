@@ -115,7 +115,7 @@ def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=No
     if ctx.weights in BLOCK_FLOAT_BITS:
         ctx.note_weight_format(name, ctx.weights, f"--weights {ctx.weights}")
         if name in ctx.dequantized:
-            ctx.note_weight_dtype(name, ctx.weights, "")
+            ctx.note_weight_dtype(name, ctx.weights, "" if ctx.weights == "bfp8" else f"--weights {ctx.weights}")
         return ctx.weights
     if name in ctx.dequantized:
         return _dequantized_dtype(ctx, name, uploaded, steps)

@@ -198,3 +198,15 @@ def test_bisection_finds_the_weights_to_keep_in_bf16(tmp_path):
     pcc, formats = worst_pcc(path, {**options, "keep_bf16": ("w0",)})
     assert pcc >= threshold and formats["w0"] == ("bf16", "kept by keep_bf16") and formats["w1"][0] == "bfp4"
     assert "  culprit w0: kept in bf16" in lines[-1]
+
+
+def test_dequantized_weights_keep_their_rule_under_auto_and_bf16_and_take_a_forced_format():
+    from tests.lowering.test_quantize import qdq_linear
+
+    model = qdq_linear()
+    for fmt in ("auto", "bf16"):
+        conversion = convert(model, weights=fmt)
+        assert conversion.quantized_weights() == {"wd": ("bfp8", "")} and conversion.weight_formats() == {}
+    forced = convert(model, weights="bfp4")
+    assert forced.quantized_weights() == {"wd": ("bfp4", "--weights bfp4")}
+    assert "dtype=ttnn.bfloat4_b" in forced.source
