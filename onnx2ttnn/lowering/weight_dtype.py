@@ -86,9 +86,10 @@ def relative_error(values: np.ndarray, fmt: str) -> float:
 
 def count_weight_layers(graph: gs.Graph) -> int:
     """How many weights the model's budget is shared by: nodes of WEIGHT_OPS whose second input is a constant
-    (or a folded dequantized weight)."""
-    return sum(1 for node in graph.nodes if node.op in WEIGHT_OPS and len(node.inputs) > 1
-               and isinstance(node.inputs[1], gs.Constant))
+    (or a folded dequantized weight), and Gathers from a constant table (embeddings)."""
+    return sum(1 for node in graph.nodes if (node.op in WEIGHT_OPS and len(node.inputs) > 1
+                                             and isinstance(node.inputs[1], gs.Constant))
+               or (node.op == "Gather" and isinstance(node.inputs[0], gs.Constant)))
 
 
 def tail_weights(graph: gs.Graph, tail: frozenset[int]) -> frozenset[str]:
@@ -125,6 +126,21 @@ def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=No
         ctx.note_weight_format(name, "f32", "--dtype fp32 keeps weights in float32")
         return None
     return _auto_dtype(ctx, name, uploaded)
+
+
+def embedding_dtype(ctx: LoweringContext, name: str, table: np.ndarray) -> Optional[str]:
+    """The device dtype of an embedding table: weight_dtype's choice, except that ttnn.embedding refuses a
+    bfloat4_b table (docs/ttnn-facts.md §20), which takes bfloat8_b instead; under --weights bf16 the compute
+    dtype whatever the table (a dequantized one too: the programs of before the option)."""
+    if ctx.weights == "bf16":
+        return None
+    fmt = weight_dtype(ctx, name, table)
+    if fmt == "bfp4":
+        ctx.note_weight_format(name, "bfp8", "an embedding table: ttnn.embedding refuses bfloat4_b")
+        if name in ctx.dequantized:
+            ctx.note_weight_dtype(name, "bfp8", "")
+        return "bfp8"
+    return fmt
 
 
 def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Optional[str]:

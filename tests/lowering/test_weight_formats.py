@@ -210,3 +210,26 @@ def test_dequantized_weights_keep_their_rule_under_auto_and_bf16_and_take_a_forc
     forced = convert(model, weights="bfp4")
     assert forced.quantized_weights() == {"wd": ("bfp4", "--weights bfp4")}
     assert "dtype=ttnn.bfloat4_b" in forced.source
+
+
+def _embedding_model(table: np.ndarray):
+    node = helper.make_node("Gather", ["table", "ids"], ["rows"], name="embed")
+    graph = helper.make_graph([node], "embed", [V("ids", TensorProto.INT64, [1, 7])],
+                              [V("rows", F, [1, 7, table.shape[1]])],
+                              initializer=[numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_embedding_tables_take_bfloat8_b_and_never_bfloat4_b():
+    model = _embedding_model(rng.standard_normal((50, 64)).astype(np.float32))
+    for fmt in ("auto", "bfp4", "bfp8"):
+        conversion = convert(model, weights=fmt)
+        assert conversion.weight_formats()["table"][0] == "bfp8"
+        assert "dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT" in conversion.source
+        assert "bfloat4_b" not in conversion.source
+        ids = {"ids": rng.integers(0, 50, (1, 7)).astype(np.int64)}
+        assert verify(model, conversion=conversion, inputs=ids).passed
+    assert convert(model, weights="bfp4").weight_formats()["table"][1].endswith("refuses bfloat4_b")
+    assert "bfloat8_b" not in convert(model, weights="bf16").source
