@@ -97,9 +97,9 @@ def model_options(fn):
                           "bfloat4_b operands, HiFi2 for bfloat8_b, HiFi4 for bf16 and fp32) or one for all"),
         click.option("--weights", type=click.Choice(list(WEIGHT_FORMATS)), default=Options.weights,
                      show_default=True,
-                     help="device format of matmul, linear and conv weights: auto (bfloat8_b or bfloat4_b per "
-                          "weight where its rounding error stays within the model's budget, else bf16), or "
-                          "bf16, bfp8, bfp4 for all"),
+                     help="device format of matmul, linear, conv and embedding weights: auto (bfloat8_b or "
+                          "bfloat4_b per weight where its rounding error stays within the model's budget, else "
+                          "bf16), or bf16, bfp8, bfp4 for all (embedding tables: bfloat8_b at most)"),
         click.option("--no-fallback", "no_fallback", is_flag=True,
                      help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "
                           "op type that has no ttnn lowering"),

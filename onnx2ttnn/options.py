@@ -30,10 +30,11 @@ class Options:
                                                                  "and norm calls: auto (LoFi for bfloat4_b "
                                                                  "operands, HiFi2 for bfloat8_b, HiFi4 for bf16 "
                                                                  "and fp32) or lofi, hifi2, hifi3, hifi4 for all"})
-    weights: str = field(default="auto", metadata={"help": "device format of matmul, linear and conv weights: auto "
-                                                           "(bfloat4_b or bfloat8_b per weight where the error its "
-                                                           "rounding adds stays within the model's budget, else "
-                                                           "bf16), bf16, bfp8 or bfp4 for all"})
+    weights: str = field(default="auto", metadata={"help": "device format of matmul, linear, conv and embedding "
+                                                           "weights: auto (bfloat4_b or bfloat8_b per weight where "
+                                                           "the error its rounding adds stays within the model's "
+                                                           "budget, else bf16), bf16, bfp8 or bfp4 for all "
+                                                           "(embedding tables: bfloat8_b at most)"})
     keep_bf16: tuple[str, ...] = field(default=(), metadata={"help": "weights (as lowering names them: the ONNX "
                                                                    "initializer, `_t` for a transposed Gemm "
                                                                    "weight) kept in bf16 whatever --weights says "
