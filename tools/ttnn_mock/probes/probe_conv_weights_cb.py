@@ -7,31 +7,9 @@ bottom of L1; a binary search (to 1 KiB) finds the least F that works.  Prints
 import sys
 
 from _common import *
-from probe_conv_helpers import conv
+from probe_conv_helpers import conv, free_per_bank, runs_with
 
 d = open_dev()
-TOTAL = ttnn.get_memory_view(d, ttnn.BufferType.L1).total_bytes_per_bank
-
-
-def free_per_bank():
-    return int(ttnn.get_memory_view(d, ttnn.BufferType.L1).largest_contiguous_bytes_free_per_bank)
-
-
-def runs_with(free, run):
-    blocker = None
-    try:
-        take = free_per_bank() - free
-        if take > 0:
-            pages = max(1, take // 64) * 64
-            blocker = dev(d, (1, 1, pages, 32), layout=RM, mc=L1)
-        y = run()
-        ttnn.deallocate(y)
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-    finally:
-        if blocker is not None:
-            ttnn.deallocate(blocker)
 
 
 # (name, C, H, W, k, stride)
@@ -39,25 +17,26 @@ CASES = [("effnet-b7 dw 5x5 1344 38", 1344, 38, 38, 5, 1), ("effnet-b7 dw 5x5/2 
 FORMATS = [("float32", None), ("bfloat16", ttnn.bfloat16), ("bfloat8_b", ttnn.bfloat8_b), ("bfloat4_b", ttnn.bfloat4_b)]
 only = sys.argv[1:]
 for name, C, H, W, k, s in CASES:
-    x = dev(d, (1, 1, H * W, C), mc=DR)
     for wname, wdtype in FORMATS:
         if only and wname not in only:
             continue
         kw = {} if wdtype is None else {"conv_config": ttnn.Conv2dConfig(weights_dtype=wdtype)}
 
-        def run():
+        def make_input():
+            return dev(d, (1, 1, H * W, C), mc=DR)
+
+        def run(x):
             return conv(d, x, C, C, 1, H, W, k=k, stride=s, padding=(k // 2, k // 2), groups=C, **kw)
 
-        lo, hi = 0, free_per_bank()
-        if not runs_with(hi, run):
+        lo, hi = 0, free_per_bank(d)
+        if not runs_with(d, hi, make_input, run):
             print(f"NEVER {name} weights={wname}", flush=True)
             continue
         while hi - lo > 1024:
             mid = (lo + hi) // 2
-            if runs_with(mid, run):
+            if runs_with(d, mid, make_input, run):
                 hi = mid
             else:
                 lo = mid
         print(f"NEED {name} weights={wname} {hi}", flush=True)
-    ttnn.deallocate(x)
 done(d)
