@@ -20,7 +20,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
-from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
 from onnx2ttnn.report import region_lines
 
 EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
@@ -105,6 +105,11 @@ def model_options(fn):
                      default=Options.math_fidelity, show_default=True,
                      help="math fidelity of matmul, linear, conv, softmax and norm calls: auto (LoFi for "
                           "bfloat4_b operands, HiFi2 for bfloat8_b, HiFi4 for bf16 and fp32) or one for all"),
+        click.option("--weights", type=click.Choice(list(WEIGHT_FORMATS)), default=Options.weights,
+                     show_default=True,
+                     help="device format of matmul, linear, conv and embedding weights: auto (bfloat8_b or "
+                          "bfloat4_b per weight where its rounding error stays within the model's budget, else "
+                          "bf16), or bf16, bfp8, bfp4 for all (embedding tables: bfloat8_b at most)"),
         click.option("--no-fallback", "no_fallback", is_flag=True,
                      help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "
                           "op type that has no ttnn lowering"),
@@ -134,8 +139,8 @@ def main() -> None:
               help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
                    "the generated program is the same")
 @boundary
-def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, emit_ir,
-            print_pipeline, dump_ir_after, keep_failed_dumps, verify_each):
+def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, no_fallback,
+            emit_ir, print_pipeline, dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -163,8 +168,8 @@ def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, m
     check_distinct([("the model", model)], outputs)  # its external data files too, once read (Conversion.write)
     shapes = parse_input_shapes(input_shape)
     result = run_convert(model, output, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel,
-                         memory=memory, dtype=dtype, math_fidelity=math_fidelity, fallback=not no_fallback,
-                         dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
+                         memory=memory, dtype=dtype, math_fidelity=math_fidelity, weights=weights,
+                         fallback=not no_fallback, dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
                          keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
                          progress=lambda name: click.echo(f"  {name} ...", err=True))
     try:
@@ -200,6 +205,7 @@ def summary(result, program: str, weights: str) -> str:
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
+        *_formats_line(result.weight_formats()),
         f"time: {times}",
     ]))
 
@@ -226,20 +232,37 @@ def _quantized_line(weights: dict) -> list[str]:
     return [f"quantized weights: {len(weights)}, {block} as bfloat8_b" + "".join(f"; {p}" for p in parts)]
 
 
+def _formats_line(formats: dict) -> list[str]:
+    """The summary line of --weights: how many weights took each format, and which stayed bf16 and why."""
+    if not formats:
+        return []
+    counts: dict[str, int] = {}
+    for dtype, _ in formats.values():
+        counts[dtype] = counts.get(dtype, 0) + 1
+    kept = [f"{name}: {why}" for name, (dtype, why) in formats.items() if dtype == "bf16"]
+    text = ", ".join(f"{n} {_FORMAT_NAMES.get(d, d)}" for d, n in sorted(counts.items()))
+    shown = "; ".join(kept[:5]) + ("; ..." if len(kept) > 5 else "")
+    return [f"weight formats: {text}" + (f" (kept bf16: {shown})" if kept else "")]
+
+
+_FORMAT_NAMES = {"bfp8": "bfloat8_b", "bfp4": "bfloat4_b", "f32": "float32"}
+
+
 @main.command()
 @click.argument("model")
 @model_options
 @click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
 @click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
 @boundary
-def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, inputs_path, per_op):
+def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, no_fallback, inputs_path,
+           per_op):
     """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime (exit 1 on a mismatch)."""
     from onnx2ttnn.verify import verify as run_verify
 
     shapes = parse_input_shapes(input_shape)
     report = run_verify(model, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel, memory=memory,
-                        dtype=dtype, math_fidelity=math_fidelity, fallback=not no_fallback, inputs=inputs_path,
-                        per_op=per_op)
+                        dtype=dtype, math_fidelity=math_fidelity, weights=weights, fallback=not no_fallback,
+                        inputs=inputs_path, per_op=per_op)
     click.echo(clean_message(report.text()))
     sys.exit(0 if report.passed else EXIT_MISMATCH)
 
@@ -249,7 +272,7 @@ def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidel
 @model_options
 @click.option("--png", "png", help="also draw per-core L1 and DRAM use over the forward pass into this PNG")
 @boundary
-def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, no_fallback, png):
+def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, no_fallback, png):
     """Convert MODEL and print the per-op placement table and totals (DRAM traffic vs floor, device time)."""
     from onnx2ttnn.convert import convert as run_convert
     from onnx2ttnn.report import placement_report
@@ -260,8 +283,7 @@ def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidel
         _check_writable(png)
     shapes = parse_input_shapes(input_shape)
     result = run_convert(model, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel, memory=memory,
-                         dtype=dtype,
-                         math_fidelity=math_fidelity, fallback=not no_fallback)
+                         dtype=dtype, math_fidelity=math_fidelity, weights=weights, fallback=not no_fallback)
     placed = placement_report(result)
     if png:
         placed.write_png(png)

@@ -21,7 +21,7 @@ from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
-from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, Options
+from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
@@ -58,6 +58,10 @@ class Conversion:
     def quantized_weights(self) -> dict[str, tuple[str, str]]:
         """Dequantized weight -> (its device dtype: bfp8, bf16 or f32, why when not bfp8)."""
         return dict(self.module.notes.get("lower-to-ttnn", {}).get("quantized_weights", {}))
+
+    def weight_formats(self) -> dict[str, tuple[str, str]]:
+        """Weight -> (the device format --weights chose: bfp4, bfp8, bf16 or f32, why)."""
+        return dict(self.module.notes.get("lower-to-ttnn", {}).get("weight_formats", {}))
 
     def weight_bytes(self) -> int:
         return sum(a.nbytes for a in self.program.weights.values())
@@ -145,6 +149,8 @@ def _options(kwargs: dict) -> Options:
     if options.math_fidelity not in MATH_FIDELITIES:
         raise ConversionError(f"unknown math fidelity {options.math_fidelity!r}; choose one of "
                               f"{', '.join(MATH_FIDELITIES)}")
+    if options.weights not in WEIGHT_FORMATS:
+        raise ConversionError(f"unknown weight format {options.weights!r}; choose one of {', '.join(WEIGHT_FORMATS)}")
     return options
 
 

@@ -12,6 +12,9 @@ COMPUTE_DTYPES = ("bf16", "fp32")
 MATH_FIDELITIES = ("auto", "lofi", "hifi2", "hifi3", "hifi4")
 # --parallel: how a multi-chip mesh shares the work (docs/design.md §6.19); tp is designed, not built yet
 PARALLEL_MODES = ("auto", "dp", "tp")
+# --weights: the device format of matmul / linear / conv weights (lowering/weight_dtype.py): auto (per weight,
+# from the error block-float rounding puts into it), bf16 (today's programs), bfp8 or bfp4 for all
+WEIGHT_FORMATS = ("auto", "bf16", "bfp8", "bfp4")
 VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
@@ -36,6 +39,15 @@ class Options:
                                                                  "and norm calls: auto (LoFi for bfloat4_b "
                                                                  "operands, HiFi2 for bfloat8_b, HiFi4 for bf16 "
                                                                  "and fp32) or lofi, hifi2, hifi3, hifi4 for all"})
+    weights: str = field(default="auto", metadata={"help": "device format of matmul, linear, conv and embedding "
+                                                           "weights: auto (bfloat4_b or bfloat8_b per weight where "
+                                                           "the error its rounding adds stays within the model's "
+                                                           "budget, else bf16), bf16, bfp8 or bfp4 for all "
+                                                           "(embedding tables: bfloat8_b at most)"})
+    keep_bf16: tuple[str, ...] = field(default=(), metadata={"help": "weights (as lowering names them: the ONNX "
+                                                                   "initializer, `_t` for a transposed Gemm "
+                                                                   "weight) kept in bf16 whatever --weights says "
+                                                                   "(tools/weight_bisect.py's lever)"})
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict,
                                                      metadata={"help": "NAME -> static shape overrides"})
     fallback: bool = field(default=True, metadata={"help": "compute ONNX ops that have no ttnn lowering on the "
@@ -66,6 +78,8 @@ class Options:
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
         text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
+        text += "" if self.weights == "bf16" else f" weights={self.weights}"  # bf16: the programs before --weights
+        text += f" keep_bf16={len(self.keep_bf16)}" if self.keep_bf16 else ""
         text += "" if self.fallback else " fallback=off"
         text += f" mesh={self.mesh} parallel={self.parallel}" if self.chips > 1 else ""
         return text + (f" input_shapes={shapes}" if shapes else "")

@@ -75,18 +75,19 @@ def test_every_buffer_row_says_why_it_is_placed_there():
                    for line in lines)
 
 
-def _rows(model, memory="auto"):
+def _rows(model, memory="auto", **options):
     """Device rows by tensor name (a host row may repeat its device tensor's name: a graph output read back)."""
-    return {r.tensor: r for r in placement_report(onnx2ttnn.convert(model, memory=memory)).rows if r.buffer != "host"}
+    report = placement_report(onnx2ttnn.convert(model, memory=memory, **options))
+    return {r.tensor: r for r in report.rows if r.buffer != "host"}
 
 
 def test_the_reason_of_a_resident_weight_a_dram_path_conv_and_a_sharded_chain():
     from tests.memory.memory_models import chain, conv_model, shared_weight_model
 
-    weight = _rows(shared_weight_model(512))["w"]
+    weight = _rows(shared_weight_model(512), weights="bf16")["w"]
     assert (weight.op, weight.buffer) == ("from_torch", "l1")
     assert weight.reason == "L1 interleaved, resident: read 2 times per forward, saves 1048576 DRAM bytes per forward"
-    assert _rows(shared_weight_model(512), memory="dram")["w"].buffer == "dram"
+    assert _rows(shared_weight_model(512), memory="dram", weights="bf16")["w"].buffer == "dram"
     conv = next(r for r in _rows(conv_model(False, kernel=9)).values() if r.op == "conv2d")
     assert conv.buffer == "dram" and conv.reason == "DRAM: producer conv2d writes DRAM only (conv on its DRAM path)"
     chained = [r for r in _rows(chain((1, 1, 2048, 64))).values() if r.op in ("relu", "exp", "sigmoid")]
@@ -108,19 +109,19 @@ def test_two_tensors_of_one_name_each_show_their_own_reason():
 
 
 def test_report_prints_calls_modelled_time_and_weight_formats():
-    conversion = onnx2ttnn.convert(str(CNN), memory="auto")
+    conversion = onnx2ttnn.convert(str(CNN), memory="auto", weights="bf16")
     cost = program_cost(conversion.module.graph, get_device("n150"))
     text = placement_report(conversion).text()
     assert f"ttnn calls per forward: {cost.calls} ({cost.launches} run a device program;" in text
     assert f"modelled time per forward: eager {cost.eager_s * 1e6:.1f} us, traced {cost.traced_s * 1e6:.1f} us" in text
     assert cost.traced_s < cost.eager_s
-    # the CNN's conv weights are prepared in float32 on the device, its fc weight is bf16
+    # with --weights bf16 the CNN's conv weights are prepared in float32 on the device, its fc weight is bf16
     line = next(line for line in text.splitlines() if line.startswith("weights read per forward: "))
     assert line.split(": ")[1].split(", ")[0].startswith("f32 ") and "bf16 " in line
 
 
 def test_report_lists_each_weight_not_in_a_block_float_format_with_why():
-    text = CliRunner().invoke(main, ["report", str(CNN)]).output
+    text = CliRunner().invoke(main, ["report", str(CNN), "--weights", "bf16"]).output
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("matmul, linear, conv and embedding weights "
                                                                       "not in a block-float format: "))

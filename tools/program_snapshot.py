@@ -1,6 +1,6 @@
 """Snapshot what the converter writes for the whole zoo, and compare two snapshots byte for byte.
 
-    python tools/program_snapshot.py write DIR [--memory auto,dram,l1] [--full] [NAME ...]
+    python tools/program_snapshot.py write DIR [--memory auto,dram,l1] [--full] [--weights FORMAT] [NAME ...]
     python tools/program_snapshot.py compare BEFORE_DIR AFTER_DIR
 
 `write` converts every CI zoo model (both exporters where the zoo has both; `--full` for the published
@@ -52,7 +52,7 @@ def _sha256(data) -> str:
     return hashlib.sha256(data if isinstance(data, bytes) else data.encode()).hexdigest()
 
 
-def write(folder: str, policies: list[str], full: bool, names: list[str]) -> int:
+def write(folder: str, policies: list[str], full: bool, names: list[str], options: dict = None) -> int:
     import onnx2ttnn
     from models import export
     from onnx2ttnn.emit.weights import npz_bytes
@@ -70,7 +70,7 @@ def write(folder: str, policies: list[str], full: bool, names: list[str]) -> int
                 # the program names its source model relative to its own folder: named as if written next to
                 # the model, it says `<model>.onnx` whichever checkout, cache or snapshot folder is used
                 conversion = onnx2ttnn.convert(path, os.path.join(os.path.dirname(path), f"{case}_ttnn.py"),
-                                               memory=memory)
+                                               memory=memory, **(options or {}))
             except Exception as error:  # recorded, not raised: a snapshot shows every case
                 manifest[key] = {"error": f"{type(error).__name__}: {error}"}
                 print(f"{key:48} ERROR {type(error).__name__}: {error}", flush=True)
@@ -119,6 +119,7 @@ def main(argv=None) -> int:
     w.add_argument("folder")
     w.add_argument("--memory", default=",".join(POLICIES), help="comma-separated policies (default: all)")
     w.add_argument("--full", action="store_true", help="the published sizes instead of the CI ones")
+    w.add_argument("--weights", help="the --weights format to convert with (default: the converter's)")
     w.add_argument("names", nargs="*", help="zoo entries (default: every CI entry)")
     c = sub.add_parser("compare", help="compare two snapshot folders")
     c.add_argument("before")
@@ -129,7 +130,8 @@ def main(argv=None) -> int:
         unknown = [p for p in policies if p not in POLICIES]
         if unknown:
             parser.error(f"unknown memory policy {unknown[0]!r}; choose from {', '.join(POLICIES)}")
-        return write(args.folder, policies, args.full, args.names)
+        options = {"weights": args.weights} if args.weights else {}
+        return write(args.folder, policies, args.full, args.names, options)
     return compare(args.before, args.after)
 
 

@@ -5,9 +5,10 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   weight is read once per call that uses it, from DRAM or, resident in L1 across forward calls
   (memory/resident.py), from L1; views and deallocations move nothing; conv weights, prepared
   on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
-  reads of their float32 bytes, as ttnn prepares them, on every call, or of their bfloat8_b tiles
-  ([KH*KW*IC/groups, OC] tile-padded, 1088 B a tile) when the conv's Conv2dConfig asks weights_dtype
-  bfloat8_b);
+  reads of their float32 bytes, as ttnn prepares them, on every call, or of their tiles in the format the
+  conv's Conv2dConfig weights_dtype names ([KH*KW*IC/groups, OC] tile-padded; a bfloat16 tile 2048 B,
+  bfloat8_b 1088 B, bfloat4_b 576 B); a linear's weight is read at its layout's dtype, bfloat8_b / bfloat4_b
+  tiles included (the --weights option, lowering/weight_dtype.py);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
   the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
@@ -41,7 +42,7 @@ from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import TTNNCall, layout_of
 from onnx2ttnn.ir.kernel_config import KernelConfig
-from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
+from onnx2ttnn.ir.layout import LAYOUT_DTYPES, TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, OpFacts, OpInfo, OpNames, op_info
 
@@ -146,21 +147,36 @@ def is_param_upload(node: gs.Node) -> bool:
 def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = None) -> int:
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
-    if reader is not None and _prepares_bfp8(reader) and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
+    tile_bytes = _prepared_tile_bytes(reader) if reader is not None else None
+    if tile_bytes and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
         oc, per_group, kh, kw = (int(d) for d in tensor.shape)
         rows, cols = -(-(kh * kw * per_group) // 32), -(-oc // 32)
-        return rows * cols * BFP8_TILE_BYTES
+        return rows * cols * tile_bytes
     # a conv's host weight: ttnn prepares it as FLOAT32 on the device (probes/results/conv_reuse.txt)
     return 4 * math.prod(int(d) for d in tensor.shape)
 
 
-BFP8_TILE_BYTES = 1088  # docs/design.md §3.4
+# ttnn dtype name -> bytes of one tile of it (docs/design.md §3.4)
+TILE_BYTES_OF_TTNN_DTYPE = {ttnn_name: tile for ttnn_name, _, tile in LAYOUT_DTYPES.values()}
 
 
-def _prepares_bfp8(node: gs.Node) -> bool:
-    """Whether a conv prepares its weights as bfloat8_b (Conv2dConfig(weights_dtype=ttnn.bfloat8_b))."""
+def _prepared_tile_bytes(node: gs.Node) -> Optional[int]:
+    """Bytes of a tile of the conv's prepared weights when its Conv2dConfig names a weights_dtype (else None:
+    ttnn prepares them in the host weight's float32)."""
     config = node.attrs.get("conv_config")
-    return isinstance(config, TTNNCall) and str(config.kwargs.get("weights_dtype", "")) == "bfloat8_b"
+    dtype = config.kwargs.get("weights_dtype") if isinstance(config, TTNNCall) else None
+    return None if dtype is None else TILE_BYTES_OF_TTNN_DTYPE.get(str(dtype))
+
+
+# ttnn dtype name -> the layout dtype (ir/layout.LAYOUT_DTYPES key) of that name
+FORMAT_OF_TTNN_DTYPE = {ttnn_name: key for key, (ttnn_name, _, _) in LAYOUT_DTYPES.items()}
+
+
+def _prepared_format(node: gs.Node) -> Optional[str]:
+    """The layout dtype a conv prepares its weights in when its Conv2dConfig names a weights_dtype (else None)."""
+    config = node.attrs.get("conv_config")
+    dtype = config.kwargs.get("weights_dtype") if isinstance(config, TTNNCall) else None
+    return None if dtype is None else FORMAT_OF_TTNN_DTYPE.get(str(dtype))
 
 
 def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
@@ -333,8 +349,8 @@ def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs
             layout = layouts(tensor)
             if producer is None or not is_param_upload(producer) or layout is None or id(tensor) in found:
                 continue
-            prepared_bfp8 = _prepares_bfp8(node) and tensor is node.inputs[1]
-            fmt = layout.dtype if layout.on_device else "bfp8" if prepared_bfp8 else "f32"
+            prepared = _prepared_format(node) if tensor is node.inputs[1] else None
+            fmt = layout.dtype if layout.on_device else prepared or "f32"
             found[id(tensor)] = (tensor, fmt, _bytes(tensor, layout, node))
     return found
 

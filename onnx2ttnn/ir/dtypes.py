@@ -20,7 +20,7 @@ TORCH_DTYPES = ("float32", "float16", "float64", "bfloat16", "int64", "int32", "
 HOST_COMPUTE_DTYPE = {"uint16": "int64", "uint32": "int64", "uint64": "int64", "bfloat16": "float32"}
 # layout dtype -> the torch dtype a host fallback's result is cast to before from_torch uploads it
 UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
-                      "u8": "uint8", "bfp8": "float32"}
+                      "u8": "uint8", "bfp8": "float32", "bfp4": "float32"}
 
 
 def torch_dtype(dtype, what: str) -> str:

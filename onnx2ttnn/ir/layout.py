@@ -40,11 +40,13 @@ LAYOUT_DTYPES: dict[str, tuple[str, int, int]] = {
     "bf16": ("bfloat16", 2, 2048),
     "f32": ("float32", 4, 4096),
     "bfp8": ("bfloat8_b", 1, 1088),
+    "bfp4": ("bfloat4_b", 1, 576),  # TILE only (ROW_MAJOR bytes unused); ttnn.tile_size 576 (ttnn-facts §20)
     "u32": ("uint32", 4, 4096),
     "i32": ("int32", 4, 4096),
     "u16": ("uint16", 2, 2048),
     "u8": ("uint8", 1, 1024),
 }
+BLOCK_FLOATS = ("bfp8", "bfp4")  # block-float dtypes: TILE only, one exponent per 16 values
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,8 @@ class TTNNLayout:
             raise LayoutError(f"unknown dtype {self.dtype!r}")
         if self.buffer not in BUFFERS:
             raise LayoutError(f"unknown buffer {self.buffer!r}")
-        if self.dtype == "bfp8" and self.page != "tile":
-            raise LayoutError("bfloat8_b exists only in TILE layout")
+        if self.dtype in BLOCK_FLOATS and self.page != "tile":
+            raise LayoutError(f"{LAYOUT_DTYPES[self.dtype][0]} exists only in TILE layout")
         if self.mesh is not None and not isinstance(self.mesh, MeshPlacement):
             raise LayoutError(f"mesh placement {self.mesh!r} is not a MeshPlacement")
         if self.buffer == "host":

@@ -86,6 +86,11 @@ class LoweringContext:
         self._counts: dict[str, int] = {}  # model-wide budgets the rules draw on (lowering/recurrent.py)
         self.dequantized: dict[str, np.ndarray] = {}  # Module.dequantized: folded weights -> quantization steps
         self.weight_dtypes: dict[str, tuple[str, str]] = {}  # dequantized weight -> (device dtype, why)
+        self.weights = "bf16"  # Options.weights: the format of float weights (lowering/weight_dtype.py)
+        self.keep_bf16: frozenset[str] = frozenset()  # Options.keep_bf16
+        self.tail_weights: frozenset[str] = frozenset()  # weights auto keeps bf16 (weight_dtype.tail_weights)
+        self.weight_layers = 0  # how many weights share auto's error budget (weight_dtype.count_weight_layers)
+        self.weight_formats: dict[str, tuple[str, str]] = {}  # weight -> (device format, why) under --weights
 
     # --- declining and rolling back ------------------------------------------------------------
     def decline(self, reason: str) -> None:
@@ -342,6 +347,10 @@ class LoweringContext:
     def note_weight_dtype(self, name: str, dtype: str, why: str) -> None:
         """Record the device dtype a dequantized weight is uploaded in, and why (undone by a rollback)."""
         self._set(self.weight_dtypes, name, (dtype, why))
+
+    def note_weight_format(self, name: str, dtype: str, why: str) -> None:
+        """Record the device format --weights gave a weight, and why (undone by a rollback)."""
+        self._set(self.weight_formats, name, (dtype, why))
 
     def float_param(self, array: np.ndarray, name: str, key: object = None, dtype: Optional[str] = None) -> gs.Variable:
         return self.param(np.asarray(array, dtype=np.float32), name, key=key, dtype=dtype)

@@ -14,6 +14,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.graph import DEVICE, TTNNCall, TTNNRef
+from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.pool import window_pads
 from onnx2ttnn.lowering.weight_dtype import weight_dtype
@@ -82,10 +83,11 @@ def _bias(ctx: LoweringContext, node: gs.Node, what: str, channels: int):
 
 
 def _conv_config(activation: str, weights_dtype: str | None = None):
-    """conv2d's Conv2dConfig: a fused activation, and bfloat8_b prepared weights for a dequantized weight."""
+    """conv2d's Conv2dConfig: a fused activation, and the block-float format of the prepared weights
+    (lowering/weight_dtype.py; without one ttnn prepares them in the host weight's float32)."""
     args = {}
-    if weights_dtype == "bfp8":
-        args["weights_dtype"] = TTNNRef("bfloat8_b")
+    if weights_dtype is not None:
+        args["weights_dtype"] = TTNNRef(LAYOUT_DTYPES[weights_dtype][0])
     if activation:
         args["activation"] = TTNNCall("UnaryWithParam", TTNNRef(f"UnaryOpType.{ACTIVATIONS[activation]}"))
     return TTNNCall("Conv2dConfig", **args) if args else None

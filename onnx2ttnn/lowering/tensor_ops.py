@@ -7,9 +7,10 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.ttnn_ops import Dtype, op_info
+from onnx2ttnn.ir.ttnn_ops import Dtype, Page, op_info
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.registry import register
+from onnx2ttnn.lowering.weight_dtype import embedding_dtype
 
 
 @register("Concat", versions=(4, 11, 13), ttnn=("concat",))
@@ -157,8 +158,10 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
         ids = ctx.value(indices)
         if ids.dtype.kind == "f" or not _device_uint32(ids):
             ids = _wrap_negative(ctx, indices, table.shape[0], out.name)  # not uint32 on the device yet
-        weight = ctx.float_param(table, data.name, key=(data.name, "embedding"))
-        ctx.bind(out, ctx.op("embedding", [ids, weight], out.shape, name=out.name))
+        fmt = embedding_dtype(ctx, data.name, table)
+        weight = ctx.float_param(table, data.name, key=(data.name, "embedding"), dtype=fmt)
+        pinned = {"_input_layouts": (Page.ROW_MAJOR, Page.TILE)} if fmt else {}  # a block-float table is TILE
+        ctx.bind(out, ctx.op("embedding", [ids, weight], out.shape, name=out.name, **pinned))
         return
     if idx is None:
         ctx.bind(out, _gather_runtime(ctx, node, axis))

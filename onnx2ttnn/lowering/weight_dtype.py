@@ -1,47 +1,168 @@
-"""The device dtype of a dequantized weight: bfloat8_b where its rounding stays within budget, else the
-compute dtype (passes/fold_dequantize.py marks the weights; the rules that upload weights ask here)."""
+"""The device format of a weight (the --weights option, and the dequantized weights fold-dequantize marks): the
+rules that upload weights (linear's, conv2d's prepared weights) ask here.
+
+Float weights (--weights):
+- `bf16`: the compute dtype, as every program was before the option (a conv keeps ttnn's float32 preparation);
+- `bfp8` / `bfp4`: bfloat8_b / bfloat4_b for every matmul / linear / conv weight;
+- `auto` (the default): per weight, from the error block-float rounding puts into that weight alone (numpy, no
+  torch): r = ||round(w) - w|| / ||w||.  A layer y = x W whose W carries a relative error r, uncorrelated with x,
+  has an output whose relative error is r too, i.e. a PCC of 1 / sqrt(1 + r^2) ~ 1 - r^2 / 2; the errors of
+  successive layers add up in variance, so a model whose weights carry r_1 .. r_n keeps its output PCC at about
+  1 - sum(r_i^2) / 2.  The model's budget is MODEL_ERROR_BUDGET on sum(r_i^2) (a PCC of 0.9975 by that estimate,
+  a quarter of the way to verify's 0.99 bound: the rest is left to bf16 activations, math fidelity and layers
+  that amplify errors), split evenly over the model's weights (count_weight_layers): a weight takes bfloat4_b
+  when its r^2 is within its share, else bfloat8_b when that is, else it stays bf16, and the conversion summary
+  says why.  Measured: bfloat8_b rounding gives r ~ 0.006 on Gaussian weights (within the share of models up
+  to ~140 weights), bfloat4_b r ~ 0.1 (never within: auto takes bfloat4_b only for weights that block floats
+  represent almost exactly, e.g. few distinct magnitudes per 16 values).  The simulator's verify on the zoo is
+  the proof (tests/lowering/test_weight_formats.py, tests/zoo); tools/weight_bisect.py finds the culprit
+  layers when a model falls under 0.99.  A weight whose node computes the float32 logit of a sigmoid or exp
+  at the output tail (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
+  amplified by the exponential.
+
+Dequantized weights (passes/fold_dequantize.py) under auto and bf16 keep their own rule: bfloat8_b when its
+rounding moves them by at most BFP8_BUDGET of their quantization step, else the compute dtype; bfp8 / bfp4
+apply to them too.  Under --dtype fp32, auto and bf16 keep weights in float32.
+"""
 from __future__ import annotations
 
 from typing import Optional
 
 import numpy as np
+import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.context import LoweringContext
 
-BFP8_FACE = 16  # bfloat8_b shares one exponent per 16 values along the last dim (docs/design.md §3.2)
+BFP_FACE = 16  # block floats share one exponent per 16 values along the last dim (docs/design.md §3.2)
+BLOCK_FLOAT_BITS = {"bfp8": 7, "bfp4": 3}  # bits of each value's magnitude, hidden bit included
 # A dequantized weight goes to the device as bfloat8_b when that moves its values by less than this fraction
 # of their own quantization step (each value's error over its scale, root mean square over the tensor), i.e.
 # when the block-float weight still tells the int8 codes apart on average; else it stays bfloat16.  A
 # judgement, not a measurement: it keeps the program's weights within the quantized model's own resolution.
 BFP8_BUDGET = 0.5
+# auto: the budget on the sum over the model's weights of their squared relative rounding errors (module doc)
+MODEL_ERROR_BUDGET = 0.005
+# the ONNX ops whose constant second input is a weight the rules here decide the format of
+WEIGHT_OPS = frozenset({"MatMul", "Gemm", "Linear", "Conv", "ConvAct"})
+# ONNX ops whose output-tail instances take a float32 logit (lowering/accuracy.py): auto keeps the weight of the
+# node computing that logit in bf16, since a block-float weight's error would reach the output unmixed
+TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
 
 
-def bfp8_round(x: np.ndarray) -> np.ndarray:
-    """float values rounded to bfloat8_b as tt-metal's packer does (the simulator's sim/_rounding.py, in
-    numpy): per group of 16 along the last dim, a shared exponent E = max floor(log2|x|), each value a
-    7-bit magnitude round_half_even(|x| / 2**(E-6)) saturated at 127."""
+def bfp_round(x: np.ndarray, fmt: str) -> np.ndarray:
+    """float values rounded to bfloat8_b ("bfp8") or bfloat4_b ("bfp4") as tt-metal's host packer does (the
+    simulator's sim/_rounding.py bfp_round, in numpy): per group of 16 along the last dim, a shared exponent
+    E = max floor(log2|x|); each value's mantissa aligned to E (bits below dropped), then rounded half-to-even
+    to a W-bit magnitude (W = 7 or 3) saturated at 2**W - 1; value = m * 2**(E+1-W)."""
+    bits = BLOCK_FLOAT_BITS[fmt]
     x = np.asarray(x, dtype=np.float32)
     flat = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
     width = flat.shape[-1]
-    pad = (-width) % BFP8_FACE
-    groups = np.pad(flat, ((0, 0), (0, pad))).reshape(flat.shape[0], -1, BFP8_FACE).astype(np.float64)
+    pad = (-width) % BFP_FACE
+    groups = np.pad(flat, ((0, 0), (0, pad))).reshape(flat.shape[0], -1, BFP_FACE).astype(np.float64)
     _, exp = np.frexp(groups)
     exp = np.where(groups == 0, -1000, exp)
     shared = exp.max(axis=-1, keepdims=True) - 1
     shared = np.where(shared < -200, 0, shared)
-    step = np.exp2(shared - 6.0)
-    mag = np.minimum(np.round(np.abs(groups) / step), 127.0)
-    out = np.copysign(mag * step, groups).reshape(flat.shape[0], -1)[:, :width]
+    aligned = np.floor(np.abs(groups) * np.exp2(23.0 - shared))
+    mag = np.minimum(np.round(aligned / 2.0 ** (24 - bits)), 2.0 ** bits - 1)
+    out = np.copysign(mag * np.exp2(shared + 1.0 - bits), groups).reshape(flat.shape[0], -1)[:, :width]
     return out.reshape(x.shape).astype(np.float32)
+
+
+def bfp8_round(x: np.ndarray) -> np.ndarray:
+    """float values rounded to bfloat8_b."""
+    return bfp_round(x, "bfp8")
+
+
+def relative_error(values: np.ndarray, fmt: str) -> float:
+    """||round(values) - values|| / ||values|| for block-float format `fmt` (0 for an all-zero weight)."""
+    values = np.asarray(values, np.float32)
+    norm = float(np.sqrt(np.sum(np.square(values, dtype=np.float64))))
+    if norm == 0.0:
+        return 0.0
+    return float(np.sqrt(np.sum(np.square(bfp_round(values, fmt) - values, dtype=np.float64)))) / norm
+
+
+def count_weight_layers(graph: gs.Graph) -> int:
+    """How many weights the model's budget is shared by: nodes of WEIGHT_OPS whose second input is a constant
+    (or a folded dequantized weight), and Gathers from a constant table (embeddings)."""
+    return sum(1 for node in graph.nodes if (node.op in WEIGHT_OPS and len(node.inputs) > 1
+                                             and isinstance(node.inputs[1], gs.Constant))
+               or (node.op == "Gather" and isinstance(node.inputs[0], gs.Constant)))
+
+
+def tail_weights(graph: gs.Graph, tail: frozenset[int]) -> frozenset[str]:
+    """Weights of nodes whose only reader is a TAIL_SENSITIVE node at the output tail (`tail`: ids of the tail
+    nodes, lowering/accuracy.output_tail), under each name lowering may give them (Gemm's transposed `_t`)."""
+    names = set()
+    for node in graph.nodes:
+        if node.op not in TAIL_SENSITIVE or id(node) not in tail or not node.inputs[0].inputs:
+            continue
+        producer = node.inputs[0].inputs[0]
+        if producer.op in WEIGHT_OPS and len(node.inputs[0].outputs) == 1 and len(producer.inputs) > 1:
+            names.update((producer.inputs[1].name, producer.inputs[1].name + "_t"))
+    return frozenset(names)
 
 
 def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=None) -> Optional[str]:
     """The device dtype of a weight as the rule uploads it (`uploaded`: its values in the device tensor's
-    shape; `steps`: their quantization steps, broadcastable to it, by default the ones fold-dequantize
-    recorded for the weight as it is in the model): "bfp8" for a dequantized weight within BFP8_BUDGET, None
-    (the compute dtype) otherwise.  Each decision is recorded in the context for the conversion summary."""
-    if name not in ctx.dequantized:
+    shape, block-float groups along its last dim; `steps`: a dequantized weight's quantization steps,
+    broadcastable to it, by default the ones fold-dequantize recorded): "bfp8", "bfp4", or None (the compute
+    dtype).  Each decision is recorded in the context for the conversion summary."""
+    if name in ctx.keep_bf16 and ctx.weights != "bf16":
+        ctx.note_weight_format(name, "bf16", "kept by keep_bf16")
         return None
+    if ctx.weights in BLOCK_FLOAT_BITS:
+        ctx.note_weight_format(name, ctx.weights, f"--weights {ctx.weights}")
+        if name in ctx.dequantized:
+            ctx.note_weight_dtype(name, ctx.weights, "" if ctx.weights == "bfp8" else f"--weights {ctx.weights}")
+        return ctx.weights
+    if name in ctx.dequantized:
+        return _dequantized_dtype(ctx, name, uploaded, steps)
+    if ctx.weights == "bf16":
+        return None
+    if ctx.dtype != "bf16":
+        ctx.note_weight_format(name, "f32", "--dtype fp32 keeps weights in float32")
+        return None
+    return _auto_dtype(ctx, name, uploaded)
+
+
+def embedding_dtype(ctx: LoweringContext, name: str, table: np.ndarray) -> Optional[str]:
+    """The device dtype of an embedding table: weight_dtype's choice, except that ttnn.embedding refuses a
+    bfloat4_b table (docs/ttnn-facts.md §20), which takes bfloat8_b instead; under --weights bf16 the compute
+    dtype whatever the table (a dequantized one too: the programs of before the option)."""
+    if ctx.weights == "bf16":
+        return None
+    fmt = weight_dtype(ctx, name, table)
+    if fmt == "bfp4":
+        ctx.note_weight_format(name, "bfp8", "an embedding table: ttnn.embedding refuses bfloat4_b")
+        if name in ctx.dequantized:
+            ctx.note_weight_dtype(name, "bfp8", "")
+        return "bfp8"
+    return fmt
+
+
+def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Optional[str]:
+    """bfloat4_b, else bfloat8_b, where the weight's squared relative rounding error is within its share of
+    MODEL_ERROR_BUDGET; else None (bf16), with the reason recorded."""
+    if name in ctx.tail_weights:
+        ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
+        return None
+    share = MODEL_ERROR_BUDGET / max(1, ctx.weight_layers)
+    errors = {}
+    for fmt in ("bfp4", "bfp8"):
+        errors[fmt] = relative_error(uploaded, fmt)
+        if errors[fmt] ** 2 <= share:
+            ctx.note_weight_format(name, fmt, f"relative error {errors[fmt]:.4f}")
+            return fmt
+    ctx.note_weight_format(name, "bf16", f"bfloat8_b would add a relative error of {errors['bfp8']:.4f}, over "
+                                         f"its share {share ** 0.5:.4f} of the model's budget")
+    return None
+
+
+def _dequantized_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps) -> Optional[str]:
+    """bfloat8_b for a dequantized weight within BFP8_BUDGET of its quantization step, else None."""
     if ctx.dtype != "bf16":
         ctx.note_weight_dtype(name, "f32", "--dtype fp32 keeps weights in float32")
         return None

@@ -23,9 +23,8 @@ from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 from onnx2ttnn.ir.ttnn_ops import Cost, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
-# ttnn dtype names (a Conv2dConfig's weights_dtype) -> layout dtype names; bfloat4_b has no TTNNLayout dtype yet
-FORMAT_OF_TTNN_DTYPE = {ttnn_name: short for short, (ttnn_name, _, _) in LAYOUT_DTYPES.items()} | {
-    "bfloat4_b": "bfp4"}
+# ttnn dtype names (a Conv2dConfig's weights_dtype) -> layout dtype names
+FORMAT_OF_TTNN_DTYPE = {ttnn_name: short for short, (ttnn_name, _, _) in LAYOUT_DTYPES.items()}
 
 
 class ChooseKernelConfigs(Pass):

@@ -31,6 +31,7 @@ from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
+from onnx2ttnn.lowering.weight_dtype import count_weight_layers, tail_weights
 from onnx2ttnn.passes.base import Pass, PassContext
 
 
@@ -60,7 +61,8 @@ class LowerToTTNN(Pass):
         module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes),
                                    "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
                                    "host_regions": lowered.regions,
-                                   "quantized_weights": dict(sorted(lctx.weight_dtypes.items()))}
+                                   "quantized_weights": dict(sorted(lctx.weight_dtypes.items())),
+                                   "weight_formats": dict(sorted(lctx.weight_formats.items()))}
 
     def _lower(self, module: Module, ctx: PassContext, bfloat16: set[str], opsets: dict[str, int], items: list,
                region_of: dict[int, Region]) -> "_Lowered":
@@ -72,6 +74,8 @@ class LowerToTTNN(Pass):
         lctx = LoweringContext(ctx.options.dtype)
         lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         lctx.dequantized = dict(module.dequantized)
+        lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)
+        lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

@@ -5,7 +5,7 @@ This package *is* the fake `ttnn` module: bind it with `onnx2ttnn.sim.runtime.in
 exists in the real library with the same parameter names (tests/sim/test_sim_api_manifest.py checks it
 against the API manifest).  Simulator-only controls live in `onnx2ttnn.sim.runtime`.
 
-What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b block floats,
+What is modelled: logical/padded shapes, per-dtype rounding (bfloat16, float32, bfloat8_b and bfloat4_b block floats,
 integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM bank allocators and the real
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
 shard validation, each op's layout/dtype requirements, trace capture and replay with their rules and two command
@@ -73,6 +73,7 @@ DEVICE_STORAGE_TYPE = StorageType.DEVICE
 
 bfloat16 = DataType.BFLOAT16
 bfloat8_b = DataType.BFLOAT8_B
+bfloat4_b = DataType.BFLOAT4_B
 float32 = DataType.FLOAT32
 uint32 = DataType.UINT32
 int32 = DataType.INT32

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ._memconfig import MemoryConfig, ShardSpec
-from ._types import (BufferType, DataType, ELEMENT_SIZE, Layout, ShardOrientation, TILE, TILE_BYTES,
+from ._types import (BLOCK_FLOAT_BITS, BufferType, DataType, ELEMENT_SIZE, Layout, ShardOrientation, TILE, TILE_BYTES,
                      TensorMemoryLayout, padded_shape, tile_pad)
 
 _cache: dict = {}
@@ -27,9 +27,9 @@ def physical_2d(shape: tuple, layout: Layout) -> tuple[int, int]:
 
 
 def check_dtype_layout(dtype: DataType, layout: Layout) -> None:
-    """bfloat8_b exists only as tiles."""
-    if dtype is DataType.BFLOAT8_B and layout is not Layout.TILE:
-        raise RuntimeError("TT_FATAL: Tile layout is required for tensor of type bfloat8_b; got Layout::ROW_MAJOR")
+    """bfloat8_b and bfloat4_b exist only as tiles (docs/ttnn-facts.md §18)."""
+    if dtype in BLOCK_FLOAT_BITS and layout is not Layout.TILE:
+        raise RuntimeError("TT_FATAL: Layout must be Layout::TILE for bfloat8_b or bfloat4_b!")
 
 
 def check_memory_config(mc: MemoryConfig, device) -> None:

@@ -20,6 +20,7 @@ class DataType(enum.Enum):
     FLOAT32 = 1
     UINT32 = 2
     BFLOAT8_B = 3
+    BFLOAT4_B = 4
     UINT8 = 5
     UINT16 = 6
     INT32 = 7
@@ -122,21 +123,26 @@ ELEMENT_SIZE = {
 }
 TILE_BYTES = {dt: TILE * TILE * size for dt, size in ELEMENT_SIZE.items()}
 TILE_BYTES[DataType.BFLOAT8_B] = TILE * TILE + 64  # 1024 mantissa bytes + 64 shared exponents = 1088
+TILE_BYTES[DataType.BFLOAT4_B] = TILE * TILE // 2 + 64  # 512 mantissa bytes + 64 shared exponents = 576
+# block floats: bits of each value's magnitude, hidden bit included (sim/_rounding.py)
+BLOCK_FLOAT_BITS = {DataType.BFLOAT8_B: 7, DataType.BFLOAT4_B: 3}
 
-FLOAT_TYPES = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B})
+FLOAT_TYPES = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B, DataType.BFLOAT4_B})
 INT_TYPES = frozenset({DataType.UINT32, DataType.INT32, DataType.UINT16, DataType.UINT8})
 
 # torch dtype used to hold the values of a simulated tensor (exactly representable in every case:
 # bfloat8_b values have at most 7 significant bits, so bfloat16 holds them exactly).
 STORAGE_DTYPE = {
-    DataType.BFLOAT16: torch.bfloat16, DataType.BFLOAT8_B: torch.bfloat16, DataType.FLOAT32: torch.float32,
+    DataType.BFLOAT16: torch.bfloat16, DataType.BFLOAT8_B: torch.bfloat16, DataType.BFLOAT4_B: torch.bfloat16,
+    DataType.FLOAT32: torch.float32,
     DataType.INT32: torch.int32, DataType.UINT32: torch.int64, DataType.UINT16: torch.int32,
     DataType.UINT8: torch.uint8,
 }
 
 # what ttnn.to_torch returns (tt-metal convert_tt_tensor_to_torch_tensor)
 TO_TORCH_DTYPE = {
-    DataType.BFLOAT16: torch.bfloat16, DataType.BFLOAT8_B: torch.float32, DataType.FLOAT32: torch.float32,
+    DataType.BFLOAT16: torch.bfloat16, DataType.BFLOAT8_B: torch.float32, DataType.BFLOAT4_B: torch.float32,
+    DataType.FLOAT32: torch.float32,
     DataType.INT32: torch.int32, DataType.UINT32: torch.int32, DataType.UINT16: torch.int16,
     DataType.UINT8: torch.uint8,
 }
@@ -149,8 +155,8 @@ FROM_TORCH_DTYPE = {
 }
 
 SHORT_NAME = {
-    DataType.BFLOAT16: "bf16", DataType.FLOAT32: "f32", DataType.BFLOAT8_B: "bfp8", DataType.INT32: "i32",
-    DataType.UINT32: "u32", DataType.UINT16: "u16", DataType.UINT8: "u8",
+    DataType.BFLOAT16: "bf16", DataType.FLOAT32: "f32", DataType.BFLOAT8_B: "bfp8", DataType.BFLOAT4_B: "bfp4",
+    DataType.INT32: "i32", DataType.UINT32: "u32", DataType.UINT16: "u16", DataType.UINT8: "u8",
 }
 
 

@@ -210,7 +210,8 @@ def pad(input_tensor: Tensor, padding, value: float, *, memory_config=None) -> T
 
 def embedding(input_tensor: Tensor, weight: Tensor, *, padding_idx=None, layout=None, dtype=None,
               memory_config=None) -> Tensor:
-    """weight[input_tensor]: indices UINT32 ROW_MAJOR, weight ROW_MAJOR [vocab, hidden]."""
+    """weight[input_tensor]: indices UINT32 ROW_MAJOR, weight [vocab, hidden] ROW_MAJOR or TILE (bfloat8_b: TILE;
+    the result is then TILE and bfloat16 unless told otherwise, docs/ttnn-facts.md §6 and §20)."""
     op = "ttnn.embedding"
     tensor_arg(op, "input_tensor", input_tensor)
     tensor_arg(op, "weight", weight)
@@ -218,9 +219,9 @@ def embedding(input_tensor: Tensor, weight: Tensor, *, padding_idx=None, layout=
     require_dtype(op, "input_tensor", input_tensor, {DataType.UINT32})
     if input_tensor._layout is not Layout.ROW_MAJOR:
         raise RuntimeError(f"TT_FATAL: {op}: indices must be in ROW_MAJOR layout ({input_tensor._describe()})")
-    if weight._layout is not Layout.ROW_MAJOR:
-        raise RuntimeError(f"TT_FATAL: {op}: weight must be in ROW_MAJOR layout ({weight._describe()})")
-    require_dtype(op, "weight", weight, {DataType.BFLOAT16, DataType.FLOAT32})
+    if weight._dtype is DataType.BFLOAT4_B:
+        raise RuntimeError("TT_FATAL: Only TILE layout is supported for BFLOAT8_B dtype!")  # sic, §20
+    require_dtype(op, "weight", weight, {DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B})
     table = weight._data.reshape(-1, weight._data.shape[-1])
     ids = input_tensor._data.long()
     if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= table.shape[0]):
@@ -228,8 +229,8 @@ def embedding(input_tensor: Tensor, weight: Tensor, *, padding_idx=None, layout=
     data = table[ids]
     if padding_idx is not None:
         data = data.masked_fill((ids == padding_idx).unsqueeze(-1), 0)
-    out_layout = layout or Layout.ROW_MAJOR
-    out_dtype = dtype or weight._dtype
+    out_layout = layout or weight._layout
+    out_dtype = dtype or (DataType.BFLOAT16 if weight._dtype is DataType.BFLOAT8_B else weight._dtype)
     mc = output_config(op, memory_config, input_tensor, data.shape, out_layout)
     return device_result(op, values_of(data), out_dtype, out_layout, input_tensor._device, mc)
 

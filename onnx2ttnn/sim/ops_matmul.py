@@ -28,8 +28,8 @@ from ._program_config import check_program_config
 from ._tensor import Tensor
 from ._types import DataType, Layout, tile_pad
 
-_FLOAT = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B})
-_BF16_OUT = frozenset({DataType.BFLOAT16, DataType.BFLOAT8_B})
+_FLOAT = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B, DataType.BFLOAT4_B})
+_BF16_OUT = frozenset({DataType.BFLOAT16, DataType.BFLOAT8_B, DataType.BFLOAT4_B})
 
 
 @functools.lru_cache(maxsize=1)

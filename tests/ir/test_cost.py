@@ -95,7 +95,7 @@ def _shared_weight_model() -> onnx.ModelProto:
 
 
 def test_floor_reads_each_weight_once_and_counts_inputs_and_outputs():
-    conversion = onnx2ttnn.convert(_shared_weight_model(), memory="dram")
+    conversion = onnx2ttnn.convert(_shared_weight_model(), memory="dram", weights="bf16")
     graph = conversion.module.graph
     tile = 2048
     # weight 64x64 = 4 tiles read once; input 32x64 and output 32x64 = 2 tiles each

@@ -60,9 +60,10 @@ def shared_weight_model(side: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def run_pipeline(model, memory="auto", device=None, passes=None):
-    """The module after the pipeline (or its passes up to and including the one named `passes`)."""
-    ctx = PassContext(Options(memory=memory), device=device)
+def run_pipeline(model, memory="auto", device=None, passes=None, **options):
+    """The module after the pipeline (or its passes up to and including the one named `passes`); `options`: other
+    Options fields."""
+    ctx = PassContext(Options(memory=memory, **options), device=device)
     module = import_model(model, {})
     pipeline = build_pipeline()
     if passes is not None:

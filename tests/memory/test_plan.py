@@ -52,8 +52,8 @@ def test_plan_gives_a_layout_for_every_device_tensor_and_a_reason_for_every_buff
     assert (plan.l1_buffers, plan.sharded_buffers, plan.dram_buffers) == (len(device), 3, 0)
 
 
-def _weight_reasons(model, policy="auto"):
-    module, ctx = run_pipeline(model, passes="decompose-layouts")
+def _weight_reasons(model, policy="auto", **options):
+    module, ctx = run_pipeline(model, passes="decompose-layouts", **options)
     plan = plan_memory(module.graph, ctx.device, policy)
     return [plan.reasons[n.outputs[0]] for n in module.graph.nodes
             if n.op == "from_torch" and n.attrs.get("_param")]
@@ -67,7 +67,7 @@ def _device_leaving(room):
 
 def test_weights_are_resident_in_l1_when_they_fit_beside_the_activations_and_the_plan_says_why(mlp_path):
     # 512x512 bf16: 256 tiles over 64 banks, 8192 B per bank, read by both matmuls: 2 x 524288 B saved
-    assert _weight_reasons(shared_weight_model(512)) == [
+    assert _weight_reasons(shared_weight_model(512), weights="bf16") == [
         "L1 interleaved, resident: read 2 times per forward, saves 1048576 DRAM bytes per forward"]
     assert {r.split(":")[0] for r in _weight_reasons(mlp_path)} == {"L1 interleaved, resident"}
     assert _weight_reasons(shared_weight_model(64), "l1") == ["DRAM: weight (the l1 policy keeps weights in DRAM)"]
@@ -75,7 +75,7 @@ def test_weights_are_resident_in_l1_when_they_fit_beside_the_activations_and_the
 
 
 def test_a_weight_stays_in_dram_when_the_activations_leave_too_little_l1_and_the_plan_says_why():
-    module, _ = run_pipeline(shared_weight_model(512), passes="decompose-layouts")
+    module, _ = run_pipeline(shared_weight_model(512), passes="decompose-layouts", weights="bf16")
     # the activations ([32, 512] bf16: 2048 B per bank each) peak at 4096 B per bank (x and h, h and r, r and y)
     small = plan_memory(module.graph, _device_leaving(4096 + 8191), "auto")
     weight = next(n for n in module.graph.nodes if n.op == "from_torch" and n.attrs.get("_param")).outputs[0]

@@ -82,7 +82,7 @@ def test_the_op_table_names_the_keyword_of_every_op_taking_a_config():
 
 
 def test_every_call_that_takes_a_config_carries_the_one_its_operands_call_for():
-    conversion = onnx2ttnn.convert(_mlp_softmax())
+    conversion = onnx2ttnn.convert(_mlp_softmax(), weights="bf16")
     nodes = [n for n in conversion.module.graph.nodes if OPS.get(n.op) and OPS[n.op].kernel_config]
     assert sorted(n.op for n in nodes) == ["layer_norm", "linear", "matmul", "softmax"]
     assert all(n.attrs["compute_kernel_config"] == HIFI4 for n in nodes)
@@ -100,7 +100,7 @@ def test_a_bfloat8_b_weight_gets_hifi2_and_l1_accumulation():
 
 
 def test_a_conv_config_weights_dtype_is_the_weight_format():
-    conversion = onnx2ttnn.convert(_conv())
+    conversion = onnx2ttnn.convert(_conv(), weights="bf16")
     conv = next(n for n in conversion.module.graph.nodes if n.op == "conv2d")
     assert conv.attrs["compute_config"] == KernelConfig("HiFi4", False, False, False)  # float32 weights
     assert "compute_kernel_config" not in conv.attrs

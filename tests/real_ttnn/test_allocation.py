@@ -41,6 +41,8 @@ SPECS = [
     _spec("tile_fp32_l1_odd", (13, 97), "float32", "TILE", "L1"),
     _spec("bfp8_dram_big", (1, 1, 1024, 1024), "bfloat8_b", "TILE", "DRAM"),
     _spec("bfp8_l1_conv_weight", (64, 64, 3, 3), "bfloat8_b", "TILE", "L1"),
+    _spec("bfp4_dram_big", (1, 1, 1024, 1024), "bfloat4_b", "TILE", "DRAM"),
+    _spec("bfp4_l1_odd", (1, 100, 70), "bfloat4_b", "TILE", "L1"),
     _spec("rm_uint32_l1", (100, 3), "uint32", "ROW_MAJOR", "L1"),
     _spec("rm_bf16_dram_long", (1, 1, 4096, 32), "bfloat16", "ROW_MAJOR", "DRAM"),
     _spec("height_sharded_bf16", (1, 1, 1024, 64), "bfloat16", "TILE", "L1", "HEIGHT_SHARDED", (8, 4), (32, 64)),

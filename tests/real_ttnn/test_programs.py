@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,21 @@ def test_programs_with_low_fidelity_configs_run_on_real_ttnn(ttnn_mock, model, f
     assert f"math_fidelity=ttnn.MathFidelity.{'LoFi' if fidelity == 'lofi' else 'HiFi2'}" in text
     assert "HiFi4" not in text
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
+
+
+@pytest.mark.parametrize("device", ["n150", "p150"])
+@pytest.mark.parametrize("model", ["bert_path", "cnn_path"])
+def test_programs_with_bfloat4_b_weights_run_on_real_ttnn(ttnn_mock, model, device, tmp_path, request):
+    """--weights bfp4: every linear weight uploaded as bfloat4_b (LoFi configs), every conv's prepared as
+    bfloat4_b (Conv2dConfig weights_dtype), embedding tables as bfloat8_b (ttnn refuses bfloat4_b ones);
+    bfloat8_b everywhere is the default auto's, run by the tests above."""
+    program = _convert(request.getfixturevalue(model), tmp_path, "auto", device, weights="bfp4")
+    text = Path(program).read_text()
+    assert "ttnn.bfloat4_b" in text
+    bfp8 = re.findall(r"params\['(\w+)'\] = ttnn.from_torch\([^\n]*dtype=ttnn.bfloat8_b", text)
+    embedding_lines = [line for line in text.splitlines() if "ttnn.embedding(" in line]
+    assert all(any(f"params['{name}']" in line for line in embedding_lines) for name in bfp8)
+    _check_on_real_ttnn(ttnn_mock, program, "auto", device)
 
 
 def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> None:

@@ -113,8 +113,15 @@ def test_embedding(ttnn, device):
                                layout=ttnn.TILE_LAYOUT, device=device)
     with pytest.raises(RuntimeError, match="ROW_MAJOR"):
         ttnn.embedding(tile_ids, t_tab)
-    with pytest.raises(RuntimeError, match="weight must be in ROW_MAJOR"):
-        ttnn.embedding(t_ids, ttnn.to_layout(t_tab, ttnn.TILE_LAYOUT))
+    # a TILE table gives TILE rows (docs/ttnn-facts.md §6); a bfloat8_b one bf16 rows of its rounded values, a
+    # bfloat4_b one is refused (§20)
+    assert ttnn.embedding(t_ids, ttnn.to_layout(t_tab, ttnn.TILE_LAYOUT)).layout is ttnn.TILE_LAYOUT
+    t_bfp8 = ttnn.from_torch(table, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device)
+    rows = ttnn.embedding(t_ids, t_bfp8)
+    assert rows.dtype is ttnn.bfloat16 and rows.layout is ttnn.TILE_LAYOUT
+    assert torch.equal(ttnn.to_torch(rows).float(), ttnn.to_torch(t_bfp8)[ids])
+    with pytest.raises(RuntimeError, match="Only TILE layout is supported for BFLOAT8_B"):
+        ttnn.embedding(t_ids, ttnn.from_torch(table, dtype=ttnn.bfloat4_b, layout=ttnn.TILE_LAYOUT, device=device))
 
 
 def test_host_tensor_ops(ttnn, src):

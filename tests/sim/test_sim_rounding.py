@@ -66,7 +66,7 @@ def test_bfp8_error_bound_and_bf16_representable(ttnn):
 
 def test_bfp8_needs_tile_layout(ttnn):
     import pytest
-    with pytest.raises(RuntimeError, match="Tile layout is required for tensor of type bfloat8_b"):
+    with pytest.raises(RuntimeError, match="Layout must be Layout::TILE for bfloat8_b or bfloat4_b"):
         ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat8_b, layout=ttnn.ROW_MAJOR_LAYOUT)
 
 

@@ -66,5 +66,5 @@ def test_a_qdq_resnet_reads_at_most_0_6_of_the_float_models_dram_bytes():
 
     entry = zoo.get("light_resnet50_qdq")
     quantized = placement_report(onnx2ttnn.convert(export.export(entry, "reduced", "-", log=lambda line: None)))
-    original = placement_report(onnx2ttnn.convert(zoo.get(entry.base).path))
+    original = placement_report(onnx2ttnn.convert(zoo.get(entry.base).path, weights="bf16"))
     assert quantized.dram_bytes <= 0.6 * original.dram_bytes, (quantized.dram_bytes, original.dram_bytes)

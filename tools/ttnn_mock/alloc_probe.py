@@ -3,7 +3,7 @@
 same code runs on the real ttnn (mock device) and on onnx2ttnn's simulator.
 
 A spec is a dict:
-    {"name": str, "shape": [..], "dtype": "bfloat16" | "bfloat8_b" | "float32" | "uint32" | "int32",
+    {"name": str, "shape": [..], "dtype": "bfloat16" | "bfloat8_b" | "bfloat4_b" | "float32" | "uint32" | "int32",
      "layout": "TILE" | "ROW_MAJOR", "buffer": "DRAM" | "L1",
      "memory_layout": "INTERLEAVED" | "HEIGHT_SHARDED" | "WIDTH_SHARDED" | "BLOCK_SHARDED",
      "grid": [x, y]            (sharded only: cores (0,0)..(x-1,y-1)),
@@ -24,8 +24,8 @@ import json
 import os
 import sys
 
-TORCH_DTYPES = {"bfloat16": "float32", "bfloat8_b": "float32", "float32": "float32", "uint32": "int32",
-                "int32": "int32"}
+TORCH_DTYPES = {"bfloat16": "float32", "bfloat8_b": "float32", "bfloat4_b": "float32", "float32": "float32",
+                "uint32": "int32", "int32": "int32"}
 
 
 def memory_config(ttnn, spec: dict):

@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'bert1.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=auto dtype=bf16'
+# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto'
 # weights: 'bert1_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 42 device calls captured, 2 persistent input buffers
 import argparse
@@ -30,6 +30,8 @@ NOT_TRACEABLE = None  # why --trace is refused (None: the forward can be traced)
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
 hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
 def integer_input(tensor, name, low, high):
@@ -48,7 +50,7 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_position'] = ttnn.from_torch(torch.from_numpy(data['embeddings_position']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -59,13 +61,13 @@ def load_parameters(device, path=None):
         params['attention_probs_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['attention_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['attention_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
-        params['ffn_up_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['ffn_up_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['ffn_up_out_bias'] = ttnn.from_torch(torch.from_numpy(data['ffn_up_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
-        params['ffn_down_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_down_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['ffn_down_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_down_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['ffn_down_out_bias'] = ttnn.from_torch(torch.from_numpy(data['ffn_down_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['ffn_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['ffn_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['ffn_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['ffn_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
-        params['pooler_weight_t'] = ttnn.from_torch(torch.from_numpy(data['pooler_weight_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['pooler_weight_t'] = ttnn.from_torch(torch.from_numpy(data['pooler_weight_t']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['pooler_dense_bias'] = ttnn.from_torch(torch.from_numpy(data['pooler_dense_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     return params
 
@@ -118,9 +120,9 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual + last_hidden_state'
     last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -130,7 +132,7 @@ def forward(device, params, *, input_ids, attention_mask):
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'pooler.dense'
-    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pooler_first)
     # 'pooler_output'
     pooler_output = ttnn.tanh(pooler_dense, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)))
@@ -205,9 +207,9 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual + last_hidden_state'
     last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -217,7 +219,7 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'pooler.dense'
-    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pooler_first)
     # 'pooler_output'
     pooler_output = ttnn.tanh(pooler_dense, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)))

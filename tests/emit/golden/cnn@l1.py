@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'cnn.onnx' (opset 17, producer 'onnx2ttnn-examples')
-# device: n150; options: 'device=n150 memory=l1 dtype=bf16'
+# device: n150; options: 'device=n150 memory=l1 dtype=bf16 weights=auto'
 # weights: 'cnn_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 24 device calls captured, 1 persistent input buffer
 import argparse
@@ -27,10 +27,10 @@ NOT_TRACEABLE = None  # why --trace is refused (None: the forward can be traced)
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
-hifi4 = ttnn.WormholeComputeKernelConfig(
-    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False)
-hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
-    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+hifi2 = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False)
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
 def load_parameters(device, path=None):
@@ -46,7 +46,7 @@ def load_parameters(device, path=None):
         params['block_b_conv_bn_bias'] = ttnn.from_torch(torch.from_numpy(data['block_b_conv_bn_bias']), dtype=ttnn.float32)
         params['head_conv_w_bn'] = ttnn.from_torch(torch.from_numpy(data['head_conv_w_bn']), dtype=ttnn.float32)
         params['head_conv_conv_bn_bias'] = ttnn.from_torch(torch.from_numpy(data['head_conv_conv_bn_bias']), dtype=ttnn.float32)
-        params['fc_w_t'] = ttnn.from_torch(torch.from_numpy(data['fc_w_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc_w_t'] = ttnn.from_torch(torch.from_numpy(data['fc_w_t']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     return params
 
@@ -59,15 +59,15 @@ def forward(device, params, *, image):
     image_nhwc = ttnn.permute(image_dev, dims=(0, 2, 3, 1), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(image_dev)
     image_flat = ttnn.reshape(image_nhwc, shape=(1, 1, 1024, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(image_flat)
     # 'pool1'
     pool1 = ttnn.max_pool2d(stem_out, batch_size=1, input_h=32, input_w=32, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, dilation=[1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(stem_out)
     # 'block.a.conv'
-    block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     # 'block.b.conv'
-    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)
     # 'residual + residual.relu'
     pool1_tile = ttnn.to_layout(pool1, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -79,7 +79,7 @@ def forward(device, params, *, image):
     pool2 = ttnn.avg_pool2d(res_relu, batch_size=1, input_h=16, input_w=16, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=False, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(res_relu)
     # 'head.conv.conv'
-    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(pool2)
     # 'gap'
     gap_grouped = ttnn.reshape(head_conv_out, shape=(1, 16, 32), memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -88,7 +88,7 @@ def forward(device, params, *, image):
     # 'flatten'
     flat = ttnn.reshape(gap_pooled, shape=(1, 32), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'fc'
-    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(flat)
     # 'output logits'
     logits_1 = ttnn.to_torch(logits).to(torch.float32)
@@ -117,15 +117,15 @@ def forward_device(device, params, *, image_dev):
     # 'stem.conv'
     image_nhwc = ttnn.permute(image_dev, dims=(0, 2, 3, 1), memory_config=ttnn.L1_MEMORY_CONFIG)
     image_flat = ttnn.reshape(image_nhwc, shape=(1, 1, 1024, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(image_flat)
     # 'pool1'
     pool1 = ttnn.max_pool2d(stem_out, batch_size=1, input_h=32, input_w=32, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, dilation=[1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(stem_out)
     # 'block.a.conv'
-    block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     # 'block.b.conv'
-    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)
     # 'residual + residual.relu'
     pool1_tile = ttnn.to_layout(pool1, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -137,7 +137,7 @@ def forward_device(device, params, *, image_dev):
     pool2 = ttnn.avg_pool2d(res_relu, batch_size=1, input_h=16, input_w=16, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=False, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(res_relu)
     # 'head.conv.conv'
-    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(pool2)
     # 'gap'
     gap_grouped = ttnn.reshape(head_conv_out, shape=(1, 16, 32), memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -146,7 +146,7 @@ def forward_device(device, params, *, image_dev):
     # 'flatten'
     flat = ttnn.reshape(gap_pooled, shape=(1, 32), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'fc'
-    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(flat)
     return {'logits': logits}
 

@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'fallback.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=dram dtype=bf16'
+# device: n150; options: 'device=n150 memory=dram dtype=bf16 weights=auto'
 # weights: 'fallback_ttnn.npz' (next to this file)
 # trace: not traceable (--trace refused): host fallback: ONNX Trilu 'upper' runs on the host
 import argparse
@@ -27,8 +27,8 @@ NOT_TRACEABLE = "host fallback: ONNX Trilu 'upper' runs on the host"  # why --tr
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
-hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
-    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
 # Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.
@@ -43,7 +43,7 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['b'] = ttnn.from_torch(torch.from_numpy(data['b']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     return params
 
@@ -53,7 +53,7 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'project'
-    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # host fallback: ONNX Trilu 'upper'
     h_host = ttnn.to_torch(h).to(torch.float32)

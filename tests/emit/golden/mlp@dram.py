@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'mlp.onnx' (opset 17, producer 'onnx2ttnn-examples')
-# device: n150; options: 'device=n150 memory=dram dtype=bf16'
+# device: n150; options: 'device=n150 memory=dram dtype=bf16 weights=auto'
 # weights: 'mlp_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 7 device calls captured, 1 persistent input buffer
 import argparse
@@ -27,6 +27,8 @@ NOT_TRACEABLE = None  # why --trace is refused (None: the forward can be traced)
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
 
@@ -36,11 +38,11 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['fc1_weight_t'] = ttnn.from_torch(torch.from_numpy(data['fc1_weight_t']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc1_weight_t'] = ttnn.from_torch(torch.from_numpy(data['fc1_weight_t']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['h1_bias'] = ttnn.from_torch(torch.from_numpy(data['h1_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['fc2_weight'] = ttnn.from_torch(torch.from_numpy(data['fc2_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['fc2_weight'] = ttnn.from_torch(torch.from_numpy(data['fc2_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['h2b_bias'] = ttnn.from_torch(torch.from_numpy(data['h2b_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['head_weight'] = ttnn.from_torch(torch.from_numpy(data['head_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['head_weight'] = ttnn.from_torch(torch.from_numpy(data['head_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['logits_bias'] = ttnn.from_torch(torch.from_numpy(data['logits_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     return params
 
@@ -50,13 +52,13 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc1 + relu1'
-    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # 'fc2 + relu2'
-    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
@@ -86,12 +88,12 @@ def forward_device(device, params, *, x_dev):
     """The forward between the input uploads and the output reads: device ops only, what a trace captures.
     Returns the device tensors the outputs are read from (their buffers, like the inputs', stay allocated)."""
     # 'fc1 + relu1'
-    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc2 + relu2'
-    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)

@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'region.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=auto dtype=bf16'
+# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto'
 # weights: 'region_ttnn.npz' (next to this file)
 # trace: not traceable (--trace refused): host region 0 (onnxruntime on the host) at 'host region 0'
 import argparse
@@ -29,8 +29,8 @@ NOT_TRACEABLE = "host region 0 (onnxruntime on the host) at 'host region 0'"  # 
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
-hifi4_fp32_acc = ttnn.WormholeComputeKernelConfig(
-    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True, packer_l1_acc=False)
+hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
 # Host regions: ONNX nodes ttnn cannot run, cut out as small ONNX models and run by onnxruntime on the host.
@@ -63,7 +63,7 @@ def load_parameters(device, path=None, regions=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['w'] = ttnn.from_torch(torch.from_numpy(data['w']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['b'] = ttnn.from_torch(torch.from_numpy(data['b']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     if regions is None:
         folder = os.path.dirname(os.path.abspath(path if isinstance(path, (str, os.PathLike)) else __file__))
@@ -77,7 +77,7 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'project'
-    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    h = ttnn.linear(x_dev, params['w'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # host region 0: 1 ONNX node run by onnxruntime from 'region_ttnn_region0.onnx':
     #   'contrib_gelu' com.microsoft::Gelu

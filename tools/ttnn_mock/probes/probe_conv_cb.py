@@ -9,7 +9,7 @@ static circular buffers end below the lowest L1 buffer, are the two refusals.  P
 import sys
 
 from _common import *
-from probe_conv_helpers import conv
+from probe_conv_helpers import conv, free_per_bank, runs_with
 
 converter_ir_on_path()
 
@@ -18,36 +18,6 @@ FULL = ttnn.Conv2dL1FullSliceConfig
 
 
 TOTAL = ttnn.get_memory_view(d, ttnn.BufferType.L1).total_bytes_per_bank
-
-
-def free_per_bank():
-    return int(ttnn.get_memory_view(d, ttnn.BufferType.L1).largest_contiguous_bytes_free_per_bank)
-
-
-def runs_with(free, make_input, run):
-    """Does the conv run with `free` bytes per bank left below everything else?"""
-    x = make_input()
-    blocker = None
-    try:
-        take = free_per_bank() - free
-        if take > 0:
-            blocker = _block(take)
-        y = run(x)
-        ttnn.deallocate(y)
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-    finally:
-        if blocker is not None:
-            ttnn.deallocate(blocker)
-        if x.is_allocated():
-            ttnn.deallocate(x)
-
-
-def _block(per_bank):
-    """An L1 interleaved ROW_MAJOR tensor taking `per_bank` bytes (rounded down to 64 B pages) in every bank."""
-    pages = max(1, per_bank // 64) * 64  # one 64-byte page per bank row, 64 banks
-    return dev(d, (1, 1, pages, 32), layout=RM, mc=L1)
 
 
 # (name, C, OC, H, W, k, stride, groups)
@@ -97,15 +67,15 @@ for name, C, OC, H, W, k, s, g in CASES:
                         slice_config=FULL)
 
         x = make_input()
-        in_bytes = TOTAL - free_per_bank()
+        in_bytes = TOTAL - free_per_bank(d)
         ttnn.deallocate(x)
-        lo, hi = 0, free_per_bank() - in_bytes
-        if not runs_with(hi, make_input, run):
+        lo, hi = 0, free_per_bank(d) - in_bytes
+        if not runs_with(d, hi, make_input, run):
             print(f"NEVER {name} in={iname}: fails with all of L1 free", flush=True)
             continue
         while hi - lo > 4096:
             mid = (lo + hi) // 2
-            if runs_with(mid, make_input, run):
+            if runs_with(d, mid, make_input, run):
                 hi = mid
             else:
                 lo = mid

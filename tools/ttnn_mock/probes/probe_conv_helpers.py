@@ -1,5 +1,5 @@
 """conv2d helpers shared by the conv probes."""
-from _common import desc, errtext
+from _common import L1, RM, desc, dev, errtext
 import torch
 import ttnn
 
@@ -20,3 +20,35 @@ def cstep(name, fn):
     except Exception as e:  # noqa: BLE001
         print(f"ERR  {name}: {type(e).__name__}: {errtext(e)}", flush=True)
         return None
+
+
+def free_per_bank(d):
+    """The largest contiguous free L1 per bank."""
+    return int(ttnn.get_memory_view(d, ttnn.BufferType.L1).largest_contiguous_bytes_free_per_bank)
+
+
+def runs_with(d, free, make_input, run):
+    """Does the conv `run(x)` run with `free` bytes per bank of L1 left below everything else (x = make_input())?
+    A blocker takes the rest; the input, the blocker and the output are released after."""
+    x = make_input()
+    blocker = None
+    try:
+        take = free_per_bank(d) - free
+        if take > 0:
+            blocker = block(d, take)
+        y = run(x)
+        ttnn.deallocate(y)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        if blocker is not None:
+            ttnn.deallocate(blocker)
+        if x.is_allocated():
+            ttnn.deallocate(x)
+
+
+def block(d, per_bank):
+    """An L1 interleaved ROW_MAJOR tensor taking `per_bank` bytes (rounded down to 64 B pages) in every bank."""
+    pages = max(1, per_bank // 64) * 64  # one 64-byte page per bank row, 64 banks
+    return dev(d, (1, 1, pages, 32), layout=RM, mc=L1)
