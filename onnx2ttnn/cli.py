@@ -173,10 +173,10 @@ def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, m
                          keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
                          progress=lambda name: click.echo(f"  {name} ...", err=True))
     try:
-        program, weights = result.write(output, ir_path=emit_ir)
+        program, weights_path = result.write(output, ir_path=emit_ir)
     except OSError as exc:
         fail(f"cannot write {escape_name(exc.filename or output)}: {exc.strerror or exc}")
-    click.echo(summary(result, program, weights))
+    click.echo(summary(result, program, weights_path))
 
 
 def _check_writable(path: str) -> None:

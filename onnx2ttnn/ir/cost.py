@@ -147,8 +147,9 @@ def is_param_upload(node: gs.Node) -> bool:
 def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = None) -> int:
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
-    tile_bytes = _prepared_tile_bytes(reader) if reader is not None else None
-    if tile_bytes and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
+    prepared = prepared_weights_format(reader) if reader is not None else None
+    if prepared and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
+        tile_bytes = LAYOUT_DTYPES[prepared][2]
         oc, per_group, kh, kw = (int(d) for d in tensor.shape)
         rows, cols = -(-(kh * kw * per_group) // 32), -(-oc // 32)
         return rows * cols * tile_bytes
@@ -156,24 +157,13 @@ def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = No
     return 4 * math.prod(int(d) for d in tensor.shape)
 
 
-# ttnn dtype name -> bytes of one tile of it (docs/design.md §3.4)
-TILE_BYTES_OF_TTNN_DTYPE = {ttnn_name: tile for ttnn_name, _, tile in LAYOUT_DTYPES.values()}
-
-
-def _prepared_tile_bytes(node: gs.Node) -> Optional[int]:
-    """Bytes of a tile of the conv's prepared weights when its Conv2dConfig names a weights_dtype (else None:
-    ttnn prepares them in the host weight's float32)."""
-    config = node.attrs.get("conv_config")
-    dtype = config.kwargs.get("weights_dtype") if isinstance(config, TTNNCall) else None
-    return None if dtype is None else TILE_BYTES_OF_TTNN_DTYPE.get(str(dtype))
-
-
-# ttnn dtype name -> the layout dtype (ir/layout.LAYOUT_DTYPES key) of that name
+# ttnn dtype name (a Conv2dConfig's weights_dtype) -> the layout dtype (ir/layout.LAYOUT_DTYPES key) of that name
 FORMAT_OF_TTNN_DTYPE = {ttnn_name: key for key, (ttnn_name, _, _) in LAYOUT_DTYPES.items()}
 
 
-def _prepared_format(node: gs.Node) -> Optional[str]:
-    """The layout dtype a conv prepares its weights in when its Conv2dConfig names a weights_dtype (else None)."""
+def prepared_weights_format(node: gs.Node) -> Optional[str]:
+    """The layout dtype a conv asks its prepared weights in through its Conv2dConfig's weights_dtype (None when
+    it names none: ttnn prepares them in the host weight's float32)."""
     config = node.attrs.get("conv_config")
     dtype = config.kwargs.get("weights_dtype") if isinstance(config, TTNNCall) else None
     return None if dtype is None else FORMAT_OF_TTNN_DTYPE.get(str(dtype))
@@ -349,7 +339,7 @@ def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs
             layout = layouts(tensor)
             if producer is None or not is_param_upload(producer) or layout is None or id(tensor) in found:
                 continue
-            prepared = _prepared_format(node) if tensor is node.inputs[1] else None
+            prepared = prepared_weights_format(node) if tensor is node.inputs[1] else None
             fmt = layout.dtype if layout.on_device else prepared or "f32"
             found[id(tensor)] = (tensor, fmt, _bytes(tensor, layout, node))
     return found

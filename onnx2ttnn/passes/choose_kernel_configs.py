@@ -17,14 +17,11 @@ from typing import Iterator
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.graph import Module, TTNNCall, layout_of
+from onnx2ttnn.ir.cost import prepared_weights_format
+from onnx2ttnn.ir.graph import Module, layout_of
 from onnx2ttnn.ir.kernel_config import CONV, MATRIX, REDUCTION, choose, forced_fidelity
-from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 from onnx2ttnn.ir.ttnn_ops import Cost, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
-
-# ttnn dtype names (a Conv2dConfig's weights_dtype) -> layout dtype names
-FORMAT_OF_TTNN_DTYPE = {ttnn_name: short for short, (ttnn_name, _, _) in LAYOUT_DTYPES.items()}
 
 
 class ChooseKernelConfigs(Pass):
@@ -53,7 +50,7 @@ def kernel_kind(node: gs.Node) -> str:
 def operand_formats(node: gs.Node) -> Iterator[str]:
     """The storage dtypes (layout names) of the operands this call multiplies."""
     multiplied = node.inputs[:1] if kernel_kind(node) == REDUCTION else node.inputs[:2]
-    weights_dtype = _conv_weights_dtype(node)
+    weights_dtype = prepared_weights_format(node)
     for index, tensor in enumerate(multiplied):
         if index == 1 and weights_dtype is not None:
             yield weights_dtype
@@ -61,10 +58,3 @@ def operand_formats(node: gs.Node) -> Iterator[str]:
         layout = layout_of(tensor)
         if layout is not None:
             yield layout.dtype
-
-
-def _conv_weights_dtype(node: gs.Node):
-    """The format a conv's Conv2dConfig asks its prepared weights in (None when it names none)."""
-    config = node.attrs.get("conv_config")
-    dtype = config.kwargs.get("weights_dtype") if isinstance(config, TTNNCall) else None
-    return None if dtype is None else FORMAT_OF_TTNN_DTYPE.get(str(dtype), str(dtype))

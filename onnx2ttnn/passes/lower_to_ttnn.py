@@ -33,6 +33,7 @@ from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
 from onnx2ttnn.lowering.weight_dtype import count_weight_layers, tail_weights
 from onnx2ttnn.passes.base import Pass, PassContext
+from onnx2ttnn.passes.fold_constants import is_static
 
 
 class LowerToTTNN(Pass):
@@ -215,7 +216,7 @@ class _Lowered:
         for t in node.outputs:
             if not t.name:
                 continue
-            if t.shape is None or any(not isinstance(d, int) for d in t.shape):
+            if not is_static(t.shape):
                 dynamic.add(t.name)
             shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
             dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
@@ -225,8 +226,7 @@ class _Lowered:
 def _unshaped(node: gs.Node) -> str | None:
     """The name of a variable `node` reads whose shape is not static (None when all are)."""
     for tensor in node_reads(node):
-        if isinstance(tensor, gs.Variable) and (tensor.shape is None or
-                                                any(not isinstance(d, int) for d in tensor.shape)):
+        if isinstance(tensor, gs.Variable) and not is_static(tensor.shape):
             return tensor.name
     return None
 

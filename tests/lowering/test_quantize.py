@@ -186,8 +186,9 @@ def test_an_int32_bias_added_to_a_matmul_integer_meets_it_as_a_float():
 
 
 def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
-    from onnx2ttnn.ir.cost import TILE_BYTES_OF_TTNN_DTYPE, _bytes
+    from onnx2ttnn.ir.cost import _bytes
     from onnx2ttnn.ir.graph import layout_of
+    from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 
     w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
     nodes = [helper.make_node("DequantizeLinear", ["w", "ws"], ["wd"], name="dq_w", axis=0),
@@ -202,7 +203,7 @@ def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
     quantized = convert(model)
     assert "weights_dtype=ttnn.bfloat8_b" in quantized.source
     # prepared [3*3*16, 32]: 5 x 1 tiles of bfloat8_b
-    assert weight_bytes(quantized) == 5 * TILE_BYTES_OF_TTNN_DTYPE["bfloat8_b"] == 5 * 1088
+    assert weight_bytes(quantized) == 5 * LAYOUT_DTYPES["bfp8"][2] == 5 * 1088
     # the same conv with a float weight under --weights bf16: ttnn prepares float32
     plain = _model([nodes[1]], [V("x", F, [1, 16, 8, 8])], [V("y", F, [1, 32, 8, 8])],
                    [_const("wd", (w * np.float32(0.02)).astype(np.float32))])
