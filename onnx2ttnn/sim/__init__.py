@@ -57,14 +57,19 @@ def _lift_ops(names: dict) -> None:
 
     for name, value in list(names.items()):
         if (inspect.isfunction(value) and not name.startswith("_") and name not in ("from_torch", "to_torch")
-                and value.__module__.startswith((__name__ + ".ops", __name__ + ".transformer"))):
+                and value.__module__.startswith((__name__ + ".ops",) + tuple(f"{__name__}.{name}"
+                                                                              for name in _OP_SUBMODULES))):
             names[name] = _lift(value)
 
 
 from . import transformer  # noqa: E402  (ttnn.transformer: the attention ops)
 
+# ttnn's op submodules (ttnn.<name>.<op>): lifted onto meshes and recorded by trace captures like ttnn's own ops
+_OP_SUBMODULES = {"transformer": transformer}
+
 _lift_ops(globals())
-_lift_ops(vars(transformer))
+for _submodule in _OP_SUBMODULES.values():
+    _lift_ops(vars(_submodule))
 
 TILE_LAYOUT = Layout.TILE
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR

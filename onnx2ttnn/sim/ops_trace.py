@@ -117,7 +117,7 @@ def begin_trace_capture(mesh_device, *, cq_id=None) -> MeshTraceId:
             return result
         return recorded
 
-    for module, prefix in ((sim, ""), (sim.transformer, "transformer.")):  # ttnn and its op submodule
+    for module, prefix in [(sim, "")] + [(m, name + ".") for name, m in sim._OP_SUBMODULES.items()]:
         for name in dir(module):
             obj = getattr(module, name)
             if name.startswith("_") or isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
