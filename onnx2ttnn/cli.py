@@ -13,6 +13,7 @@ import functools
 import os
 import re
 import sys
+from collections import Counter
 
 import click
 
@@ -200,7 +201,7 @@ def summary(result, program: str, weights: str) -> str:
         f"wrote {program} and {weights}" + "".join(f" and {region}" for region in regions),
         f"ttnn calls: {sum(counts.values())} ({ops})",
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
-        *_fusions_line(result.module.notes.get("fuse-patterns", {}).get("applied", {})),
+        *_fusions_line(result.module.notes),
         *region_lines(result.region_summaries()),
         f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
         *_quantized_line(result.quantized_weights()),
@@ -210,8 +211,12 @@ def summary(result, program: str, weights: str) -> str:
     ]))
 
 
-def _fusions_line(applied: dict) -> list[str]:
-    """The summary line of the fusion rules applied, with how many times (attention says its form)."""
+def _fusions_line(notes: dict) -> list[str]:
+    """The summary line of the fusion rules applied, with how many times (attention says its form): the
+    patterns before lowering and the epilogues after it."""
+    applied = Counter()
+    for fusion_pass in ("fuse-patterns", "fuse-epilogues"):
+        applied.update(notes.get(fusion_pass, {}).get("applied", {}))
     if not applied:
         return []
     return ["fused: " + ", ".join(f"{name} {n}" for name, n in sorted(applied.items(), key=lambda kv: (-kv[1], kv[0])))]

@@ -218,3 +218,16 @@ def test_per_op_verification_compares_only_values_the_fused_program_still_comput
     assert report.passed and report.first_divergent is None, report.text()
     compared = {name for name, _, _ in report.per_op}
     assert "hb" not in compared and "r" not in compared  # folded away: the pre-activation value, the residual sum
+
+
+def test_the_conversion_summary_counts_epilogue_fusions(tmp_path):
+    """`convert` prints one "fused:" line with the pattern fusions and the epilogue ones alike."""
+    from click.testing import CliRunner
+
+    from onnx2ttnn.cli import main
+
+    onnx.save(_linear_act("Relu"), tmp_path / "m.onnx")
+    result = CliRunner().invoke(main, ["convert", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.py")])
+    assert result.exit_code == 0, result.output
+    fused = [line for line in result.output.splitlines() if line.startswith("fused: ")]
+    assert len(fused) == 1 and "matmul-activation 1" in fused[0], result.output
