@@ -8,7 +8,8 @@ hold it: `dram_use`, the one answer the capacity check (limits.check_dram_plan) 
 
 Accounting: every DRAM buffer reserves `ir/layout.bytes_per_bank` in each bank (interleaved pages go round-robin,
 every bank reserves the fullest bank's pages), from the node that writes it to its last reader; a parameter
-from its upload to the end of the program.  The figures are one chip's: a data-parallel program is the per-chip
+over the whole program (the program loads every parameter before its forward pass, load_parameters), so the
+peak is the parameters plus the activations' peak.  The figures are one chip's: a data-parallel program is the per-chip
 program (docs/design.md §6.19), so its graph already holds one chip's shapes.
 
 The smallest-mesh figure is an ESTIMATE, stated as one in every message: tensor parallel divides the
@@ -34,8 +35,8 @@ class DramUse:
     banks: int
     parameters: int  # all the parameters (live to the end of the program)
     activations: int  # the peak of everything else live at once
-    peak: int  # the peak of both live at once
-    at: int  # the node index of the peak
+    peak: int  # the peak of both live at once: parameters + activations
+    at: int  # the node index of the activations' peak
 
     @property
     def peak_bytes(self) -> int:
@@ -77,23 +78,23 @@ def dram_use(graph: gs.Graph, device: DeviceSpec) -> DramUse:
     from onnx2ttnn.ir.liveness import buffers
 
     end = len(graph.nodes)
-    change, params = [0] * (end + 1), [0] * (end + 1)
+    change, parameters = [0] * (end + 1), 0
     for buf in buffers(graph):
         layout = layout_of(buf.root)
         if layout.buffer != "dram":
             continue
         size = bytes_per_bank(buf.root.shape, layout, device.dram_banks)
-        track = params if buf.is_param else change
-        track[buf.first] += size
-        track[end if buf.is_param else buf.last + 1] -= size
-    live = held = peak = activations = at = 0
+        if buf.is_param:
+            parameters += size
+        else:
+            change[buf.first] += size
+            change[buf.last + 1] -= size
+    live = activations = at = 0
     for index in range(end):
         live += change[index]
-        held += params[index]
-        activations = max(activations, live)
-        if live + held > peak:
-            peak, at = live + held, index
-    return DramUse(device.dram_banks, sum(max(p, 0) for p in params), activations, peak, at)
+        if live > activations:
+            activations, at = live, index
+    return DramUse(device.dram_banks, parameters, activations, parameters + activations, at)
 
 
 def smallest_mesh(use: DramUse, device: DeviceSpec, chips: int = 1) -> MeshFit | None:
