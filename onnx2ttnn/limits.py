@@ -7,7 +7,8 @@ Three checks, each failing with one ConversionError that names what is too big, 
   repeats, Expand / ConstantOfShape shapes, Resize scales and sizes, constant Range lengths).  It runs first
   because shape inference itself would do the work: ONNX data propagation materialises a constant Range.
 * `check_tensors(graph, device, dtype)`, after import: every tensor of known shape fits one chip's DRAM.
-* `check_dram_plan(graph, device)`, after the pipeline: the DRAM buffers live at once fit the chip's banks.
+* `check_dram_plan(graph, device, chips)`, after the pipeline: the DRAM buffers live at once fit each chip's
+  banks; else the error names the smallest mesh that would hold them (memory/capacity.py).
 Sizes are lower bounds (no tile padding, the narrowest device dtype), so a model that fits is never refused.
 """
 from __future__ import annotations
@@ -224,33 +225,37 @@ def check_tensors(graph: gs.Graph, device: DeviceSpec, compute_dtype: str) -> No
 
 
 # --- after the pipeline: the plan against the chip ---------------------------------------------------------------
-def check_dram_plan(graph: gs.Graph, device: DeviceSpec) -> None:
-    """The DRAM buffers live at the same time fit in each DRAM bank (interleaved pages, round-robin)."""
-    from onnx2ttnn.ir.graph import layout_of
-    from onnx2ttnn.ir.layout import bytes_per_bank
-    from onnx2ttnn.ir.liveness import buffers
+def check_dram_plan(graph: gs.Graph, device: DeviceSpec, chips: int = 1) -> None:
+    """The DRAM buffers live at the same time fit in each DRAM bank of each chip (interleaved pages,
+    round-robin; memory/capacity.py); the error names the parameters' and activations' share and the smallest
+    mesh of the device table that would hold the program (an estimate).  `chips`: the chips the batch is split
+    over (a data-parallel program's graph is one chip's)."""
+    from onnx2ttnn.memory.capacity import dram_budget, dram_use, smallest_mesh
 
-    change = [0] * (len(graph.nodes) + 1)
-    for buf in buffers(graph):
-        layout = layout_of(buf.root)
-        if layout.buffer != "dram":
-            continue
-        size = bytes_per_bank(buf.root.shape, layout, device.dram_banks)
-        change[buf.first] += size
-        change[len(graph.nodes) if buf.is_param else buf.last + 1] -= size
-    live, peak, at = 0, 0, 0
-    for index, delta in enumerate(change[:-1]):
-        live += delta
-        if live > peak:
-            peak, at = live, index
-    if peak > device.dram_bank_bytes:
-        node = graph.nodes[at]
-        written = escape_name(node.outputs[0].name if node.outputs else node.name)
-        raise ConversionError(
-            f"the program needs {_bytes(peak * device.dram_banks)} of DRAM at once ({_bytes(peak)} in each of "
-            f"the {device.dram_banks} banks, at ttnn.{node.op} writing {written}), more than the "
-            f"{_bytes(device.dram_banks * device.dram_bank_bytes)} of one {device.name} chip "
-            f"({device.dram_banks} banks of {device.dram_bank_bytes} B)")
+    use = dram_use(graph, device)
+    if use.peak <= device.dram_bank_bytes:
+        return
+    node = graph.nodes[use.at]
+    written = escape_name(node.outputs[0].name if node.outputs else node.name)
+    where = f" on each of its {chips} chips" if chips > 1 else ""
+    raise ConversionError(
+        f"the program needs {_bytes(use.peak_bytes)} of DRAM at once{where} ({_bytes(use.peak)} in each of "
+        f"the {device.dram_banks} banks, at ttnn.{node.op} writing {written}), more than the "
+        f"{_bytes(dram_budget(device))} of one {device.name} chip ({device.dram_banks} banks of "
+        f"{device.dram_bank_bytes} B): parameters {_bytes(use.parameter_bytes)}, activations up to "
+        f"{_bytes(use.activation_bytes)} per chip; {_mesh_hint(smallest_mesh(use, device, chips), use, chips)}")
+
+
+def _mesh_hint(fit, use, chips: int) -> str:
+    """The smallest mesh that would hold the program, or why none would (memory/capacity.py's estimate)."""
+    estimate = "an estimate: tensor parallel divides the parameters over the chips, every chip holds the " \
+               "whole batch's activations"
+    if fit is None:
+        return (f"no mesh of the device table would hold it ({estimate}: "
+                f"{_bytes(use.activation_bytes * chips)}); use smaller input shapes")
+    return (f"the smallest mesh that would hold it: {fit.chips} chips, --device {fit.device} --mesh "
+            f"{fit.rows}x{fit.cols} --parallel tp, {_bytes(fit.per_chip)} per chip of {_bytes(fit.available)} "
+            f"({estimate})")
 
 
 def _num(value: float) -> str:

@@ -23,6 +23,7 @@ from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.ttnn_ops import HOST_REGION
 from onnx2ttnn.memory.budget import usable_l1_per_core
+from onnx2ttnn.memory.capacity import dram_budget, dram_use
 from onnx2ttnn.messages import escape_name
 
 
@@ -61,6 +62,8 @@ class Report:
     kept: list = field(default_factory=list)  # (weight, ONNX node, format, why) of weights not block-float
     parameter_bytes: int = 0  # device bytes of the parameters, on each chip
     mesh: tuple[int, int] = (1, 1)  # a multi-chip program's mesh: every figure above is one chip's
+    dram_reserved: int = 0  # one chip's DRAM at the plan's peak, every bank as full as the fullest (memory/capacity.py)
+    dram_budget: int = 0  # one chip's DRAM
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -95,11 +98,19 @@ class Report:
 
     def _mesh_lines(self) -> list[str]:
         rows, cols = self.mesh
-        if rows * cols == 1:
+        chips = rows * cols
+        if chips == 1:
             return []
-        return [f"mesh: {rows}x{cols}, {rows * cols} chips, data parallel (the batch split over the chips, "
+        params, peak_l1 = self.parameter_bytes, max(self.l1_per_core, default=0)
+        return [f"mesh: {rows}x{cols}, {chips} chips, data parallel (the batch split over the chips, "
                 "the parameters replicated): the DRAM, time, L1 and parameter figures above are per chip, "
-                "the same on every chip"]
+                "the same on every chip",
+                f"  per chip: parameters {params} B, peak L1 per core {peak_l1} B of {self.l1_budget} B, "
+                f"DRAM reserved at the peak {self.dram_reserved} B of {self.dram_budget} B",
+                f"  whole mesh: parameters {params * chips} B ({chips} copies), DRAM reserved at the peak "
+                f"{self.dram_reserved * chips} B",
+                "  data parallel: each chip's parameters equal the single-chip program's (every chip runs the "
+                f"one-chip program at batch / {chips})"]
 
     def write_png(self, path: str) -> None:
         try:
@@ -145,6 +156,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
                                         (fmt for _, fmt, _ in read.values())) if kept]
     report.l1_budget = usable_l1_per_core(device)
     report.mesh = conversion.module.mesh
+    report.dram_reserved, report.dram_budget = dram_use(graph, device).peak_bytes, dram_budget(device)
     report.regions = conversion.region_summaries()
     reasons = conversion.module.notes.get("place-memory", {}).get("reasons")
     for index, node in enumerate(graph.nodes):

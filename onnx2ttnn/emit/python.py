@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.emit import program_template
+from onnx2ttnn.emit import per_chip, program_template
 from onnx2ttnn.emit.writer import CodeWriter
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
@@ -173,11 +173,12 @@ class PythonEmitter:
             src = node.inputs[0]
             first = (f"torch.from_numpy(data[{ascii(node.attrs['_param'])}])" if node.attrs.get("_param")
                      else self.name(src))
-            shape = _upload_shape(node)
+            shape, suffix = _upload_shape(node), ""
             if shape is not None:
-                first += f".reshape({literal(shape)})"
+                suffix += f".reshape({literal(shape)})"
             if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
-                first += f".to({_torch(node, node.attrs['_torch_dtype'])})"
+                suffix += f".to({_torch(node, node.attrs['_torch_dtype'])})"
+            first = per_chip.joined(self, node, first, suffix) if per_chip.pieces_of(node) else first + suffix
             if node.attrs.get("_int_range"):  # an integer input whose values may not fit the device dtype
                 low, high = node.attrs["_int_range"]
                 first = f"integer_input({first}, {ascii(node.attrs['_input'])}, {low}, {high})"
@@ -208,9 +209,10 @@ class PythonEmitter:
             return self.kernel_configs[value]
         return self.program_configs[value] if isinstance(value, ProgramConfig) else ""
 
-    def host_call(self, node: gs.Node) -> str:
-        """`host_<op>(inputs..., attrs...)`: a host fallback's torch helper (not a ttnn call)."""
-        args = []
+    def host_call(self, node: gs.Node, pieces: dict | None = None) -> str:
+        """`host_<op>(inputs..., attrs...)`: a host fallback's torch helper (not a ttnn call); `pieces`: the
+        loop variable naming each split input's piece (emit/per_chip.py)."""
+        pieces, args = pieces or {}, []
         for arg in node.attrs["_args"]:
             if arg is None:
                 args.append("None")
@@ -218,16 +220,16 @@ class PythonEmitter:
                 tensor = node.inputs[arg[1]]
                 dtype = str(np.dtype(tensor.dtype)) if not tensor.inputs and tensor.dtype is not None else ""
                 cast = HOST_COMPUTE_DTYPE.get(dtype, dtype)  # a program argument, in its ONNX dtype
-                args.append(self.name(tensor) + (f".to(torch.{cast})" if cast != dtype else ""))
+                args.append(pieces.get(id(tensor), self.name(tensor)) + (f".to(torch.{cast})" if cast != dtype else ""))
             else:
                 _, dtype, shape, values = arg
                 args.append(f"torch.tensor({literal(values)}, dtype={_torch(node, dtype)}).reshape({literal(shape)})")
         args += [f"{k}={literal(v)}" for k, v in argument_attrs(node).items()]
         return f"{node.attrs['_helper']}({', '.join(args)})"
 
-    def region_call(self, node: gs.Node) -> str:
+    def region_call(self, node: gs.Node, pieces: dict | None = None) -> str:
         """`run_region(params['region k'], {ONNX input: (tensor, numpy dtype)}, (torch dtypes,))`."""
-        feeds = ", ".join(f"{ascii(name)}: ({self.name(t)}, {ascii(dtype)})"
+        feeds = ", ".join(f"{ascii(name)}: ({(pieces or {}).get(id(t), self.name(t))}, {ascii(dtype)})"
                           for (name, dtype), t in zip(node.attrs["_region_feeds"], node.inputs))
         results = ", ".join(_torch(node, d) for d in node.attrs["_region_results"])
         shapes = tuple(tuple(int(d) for d in t.shape) if _static(t.shape) else None for t in node.outputs)
@@ -248,21 +250,31 @@ class PythonEmitter:
             return self.call(node)
         if node.op == HOST_REGION:
             targets = ", ".join(self.name(t) for t in node.outputs) + ("," if len(node.outputs) == 1 else "")
+            if per_chip.pieces_of(node):  # one call per chip's piece: each output, the tuple of its pieces
+                return f"{targets} = zip(*{per_chip.per_piece(self, node, lambda p: self.region_call(node, p))})"
             return f"{targets} = {self.region_call(node)}"
         if node.op == HOST_COMPUTE:
             targets = ", ".join(self.name(t) for t in node.outputs)
+            if per_chip.pieces_of(node):
+                calls = per_chip.per_piece(self, node, lambda p: self.host_call(node, p))
+                return f"{targets} = {f'zip(*{calls})' if len(node.outputs) > 1 else calls}"
             return f"{targets} = {self.host_call(node)}"
         if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
-            dtype = _torch(node, node.attrs.get("_torch_dtype"))
-            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}.to({dtype})"
+            dtype, source = _torch(node, node.attrs.get("_torch_dtype")), self.name(node.inputs[0])
+            text = per_chip.joined(self, node, source, f".to({dtype})") if per_chip.pieces_of(node) else \
+                f"{source}.to({dtype})"
+            return f"{self.name(node.outputs[0])} = {text}"
         if node.op == "to_torch":  # a download, cast to the torch dtype lowering chose
             dtype = _torch(node, node.attrs.get("_torch_dtype"))
-            text = self.call(node)
+            suffix = ""
             if node.attrs.get("_nhwc") is not None:  # flattened NHWC [1, 1, N*H*W, C] back to NCHW
-                text += f".reshape({literal(tuple(node.attrs['_nhwc']))}).permute(0, 3, 1, 2)"
+                suffix += f".reshape({literal(tuple(node.attrs['_nhwc']))}).permute(0, 3, 1, 2)"
             if node.attrs.get("_shape") is not None:
-                text += f".reshape({literal(tuple(node.attrs['_shape']))})"
-            return f"{self.name(node.outputs[0])} = {text}.to({dtype})"
+                suffix += f".reshape({literal(tuple(node.attrs['_shape']))})"
+            suffix += f".to({dtype})"
+            if per_chip.pieces_of(node):  # a host fallback's input: the chips' pieces
+                return f"{self.name(node.outputs[0])} = {per_chip.download(self, node, self.call(node), suffix)}"
+            return f"{self.name(node.outputs[0])} = {self.call(node)}{suffix}"
         targets = ", ".join(self.name(t) for t in node.outputs)
         if node.attrs.get("return_weights_and_bias"):  # the prepared weights replace the parameters read
             prepared = [self.name(t) for t in node.inputs[1:3]] + ["_"] * (3 - len(node.inputs))

@@ -86,6 +86,11 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "helper call, the downloads feeding it and the upload of its result", (LOWER,),
          (LOWER, LAYOUTS, DECOMPOSE, "emit"), ops=(HOST_COMPUTE, HOST_REGION, "to_torch", "from_torch"),
          required_on=(HOST_COMPUTE, HOST_REGION)),
+    Note("pieces", tuple[int, int], "(chips, dim) in a data-parallel program: the host value this node reads or "
+         "writes is the list of the chips' pieces (fallback/per_chip.py); a download splits its joined result "
+         "along dim, a host computation runs once per piece (dim -1), an upload or a host-computed graph output "
+         "joins the pieces along dim", ("place-on-mesh",), ("emit",),
+         ops=("to_torch", "from_torch", HOST_COMPUTE, HOST_REGION, HOST_OUTPUT)),
     Note("region", int, "the index k of a host region (fallback/regions.py): its model is the program's REGIONS[k], "
          "its onnxruntime session params['region k']", (LOWER,), ("emit", "report"), ops=(HOST_REGION,),
          required_on=(HOST_REGION,)),

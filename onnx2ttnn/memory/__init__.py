@@ -8,4 +8,5 @@ moves.py     candidate to_memory_config moves out of DRAM-only outputs, and whet
 replay.py    the model of ttnn's L1 allocator the plans are replayed on
 policies.py  the dram, l1 and auto policies over the same buffers, budget and replay
 plan.py      plan_memory: the pure analysis the place-memory and insert-moves passes apply
+capacity.py  one chip's DRAM over the planned program, and the smallest mesh that would hold it
 """

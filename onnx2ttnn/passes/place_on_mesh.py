@@ -3,9 +3,10 @@
 Reads: Module.mesh and Module.batch_dims (frontend/batch_split.py: the graph is the per-chip program, each
 output's batch dim), the layouts and the notes `_output`, `_shape`, `_nhwc`.  Writes: `mesh=` in the layout
 of every tensor that has one (ir/layout.MeshPlacement); `_shape` / `_nhwc` of downloads (and `_shape` of input
-uploads) become the whole batch's, as the host holds the chips' pieces joined.  Must hold: layouts assigned;
-no host fallback or host region (their helpers take one chip's shapes: refused).  A one-chip program is left
-alone.  Placements: parameters and what only they feed are `replicated`; a graph input's upload is `shard0`
+uploads) become the whole batch's, as the host holds the chips' pieces joined.  Must hold: layouts assigned.
+Host fallbacks and host regions run once per chip on that chip's piece (fallback/per_chip.py: the downloads
+feeding them, they and the uploads of their results carry `_pieces`).  A one-chip program is left alone.
+Placements: parameters and what only they feed are `replicated`; a graph input's upload is `shard0`
 (the batch, dim 0: graph inputs carry no layout, and the emitter gives the caller dim 0 times the chips); an
 op reading a split tensor gives `shard<j>`, j its batch dim (a permute moves it; otherwise the first dim
 after as many elements as before the input's batch dim); a download's host result is `shard<k>`, k the ONNX
@@ -21,9 +22,9 @@ import math
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.fallback.per_chip import host_side, run_per_chip
 from onnx2ttnn.ir.graph import Module, layout_of, set_layout
 from onnx2ttnn.ir.layout import REPLICATED, MeshPlacement
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION
 from onnx2ttnn.passes.base import Pass, PassContext
 
 
@@ -34,17 +35,18 @@ class PlaceOnMesh(Pass):
         if module.chips == 1:
             return
         graph = module.graph
-        _refuse_host_computation(graph)
         placed: dict[int, MeshPlacement] = {id(t): MeshPlacement(0) for t in graph.inputs}
         for node in graph.nodes:
-            if node.op == "to_torch":
+            if node.op == "to_torch" and not host_side(node):
                 _download(node, module, placed)
                 continue
             source = _sharded_input(node, placed)
-            if node.op == "from_torch" and source is not None:
+            if node.op == "from_torch" and source is not None and not host_side(node):
                 _upload(node, module.chips)
             for tensor in node.outputs:
                 placed[id(tensor)] = REPLICATED if source is None else _follow(node, source, tensor, placed)
+            if host_side(node):
+                run_per_chip(node, module.chips, module.batch_dims, source, placed)
         count = 0
         seen: set[int] = set()  # tensors by identity (a download's host result may share its input's name)
         for tensor in (t for node in graph.nodes for t in list(node.inputs) + list(node.outputs)):
@@ -54,14 +56,6 @@ class PlaceOnMesh(Pass):
                 set_layout(tensor, layout.with_(mesh=placed.get(id(tensor), REPLICATED)))
                 count += 1
         module.notes[self.name] = {"mesh": "x".join(map(str, module.mesh)), "placed": count}
-
-
-def _refuse_host_computation(graph: gs.Graph) -> None:
-    hosted = sorted({n.attrs.get("_fallback") or n.op for n in graph.nodes
-                     if n.op in (HOST_COMPUTE, HOST_REGION, HOST_OUTPUT)})
-    if hosted:
-        raise ConversionError("data parallel programs cannot compute ONNX ops on the host yet (host fallbacks "
-                              f"of {', '.join(map(repr, hosted))}); convert with --mesh 1x1")
 
 
 def _sharded_input(node: gs.Node, placed: dict):

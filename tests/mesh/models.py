@@ -81,3 +81,41 @@ def dp_model(tmp_path_factory):
             cache[name] = dynamic_model(name, str(folder))
         return cache[name]
     return get
+
+
+# Models with host steps, batch dim symbolic: a host fallback between device ops (Det), a host fallback reading a
+# graph input and returning a graph output, and a host region (Col2Im: onnxruntime on the host)
+HOST_MODELS = {
+    "det": """
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[N, 4, 3, 3] x) => (float[N, 4] y) {
+            r = Relu (x)
+            d = Det (r)
+            y = Sigmoid (d)
+        }""",
+    "det_edges": """
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[N, 4, 3, 3] x) => (float[N, 4] y, float[N, 4] z) {
+            d = Det (x)
+            y = Sigmoid (d)
+            z = Det (x)
+        }""",
+    "col2im": """
+        <ir_version: 8, opset_import: ["" : 18]>
+        g (float[N, 4, 3] x) => (float[N, 1, 2, 4] y) {
+            a = Relu (x)
+            image = Constant <value = int64[2] {2, 4}> ()
+            block = Constant <value = int64[2] {2, 2}> ()
+            b = Col2Im (a, image, block)
+            y = Sigmoid (b)
+        }""",
+}
+
+
+def host_model(name: str, folder) -> str:
+    """HOST_MODELS[name] saved in `folder`; its path."""
+    from onnx import parser
+
+    path = os.path.join(str(folder), f"{name}.onnx")
+    onnx.save(parser.parse_model(HOST_MODELS[name]), path)
+    return path

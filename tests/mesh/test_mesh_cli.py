@@ -50,3 +50,15 @@ def _baked_batch_model(folder):
     path = folder / "baked.onnx"
     onnx.save(model, str(path))
     return path
+
+
+@pytest.mark.parametrize("command", ["report", "verify"])
+@pytest.mark.parametrize("case", ["mesh larger than the device", "batch not divisible"])
+def test_report_and_verify_refuse_bad_multi_chip_input_alike(command, case, tmp_path):
+    """The acceptance's bad meshes through the other commands that convert: the same one line, exit 2,
+    nothing written."""
+    options, model, expected = CASES[case]
+    run = RUNNERS["inprocess"]([command, str(model), *options], tmp_path)
+    message = message_of(run.stderr)
+    assert run.code == 2 and message.startswith("error: ") and len(message.splitlines()) == 1, run.stderr
+    assert expected in message and "Traceback" not in run.stderr and list(tmp_path.iterdir()) == []

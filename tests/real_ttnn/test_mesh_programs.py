@@ -10,7 +10,7 @@ import re
 import pytest
 
 import onnx2ttnn
-from tests.mesh.models import batch_shapes, dp_model  # noqa: F401 (dp_model is a fixture)
+from tests.mesh.models import HOST_MODELS, batch_shapes, dp_model, host_model  # noqa: F401 (dp_model is a fixture)
 from tests.real_ttnn.mock import run_mesh_program
 
 # the same cases as the simulator's: every model on n300 (batch 2) and on T3000 (batch 8, 1x8 and 2x4)
@@ -30,3 +30,22 @@ def test_data_parallel_program_runs_on_the_mock_mesh(ttnn_mock, dp_model, name, 
     shapes = re.findall(r": shape \((\d+),", report["stdout"])
     assert shapes and all(int(s) == batch for s in shapes), report["stdout"]
     assert "1 iterations:" in report["stdout"]
+
+
+HOST_CASES = [(name, "n300", "", 4) for name in sorted(HOST_MODELS)] + [("det", "t3k", "2x4", 8)]
+
+
+@pytest.mark.parametrize("name,device,mesh,batch", HOST_CASES,
+                         ids=[f"{c[0]}-{c[1]}{c[2] and '-' + c[2]}" for c in HOST_CASES])
+def test_host_steps_of_a_data_parallel_program_run_on_the_mock_mesh(ttnn_mock, name, device, mesh, batch, tmp_path):
+    """Host fallbacks and host regions per chip (fallback/per_chip.py): the composer's joined download, the
+    per-piece host step and the sharded upload of the joined pieces run on the real ttnn; nothing is left."""
+    model = host_model(name, tmp_path)
+    program = str(tmp_path / "host_ttnn.py")
+    onnx2ttnn.convert(model, program, device=device, mesh=mesh, input_shapes=batch_shapes(model, batch)).write(program)
+    report = run_mesh_program(ttnn_mock, program, device, "--iterations", "1")
+    assert report["exit"] == 0, report
+    assert report["chips"] == {"n300": 2, "t3k": 8}[device]
+    assert report["memory_after_clearing_program_cache"] == {"L1": 0, "DRAM": 0}, report
+    shapes = re.findall(r": shape \((\d+),", report["stdout"])
+    assert shapes and all(int(s) == batch for s in shapes), report["stdout"]
