@@ -41,9 +41,11 @@ def test_resident_weights_stay_in_l1_across_forward_passes_without_leaks(model, 
             assert loaded == resident  # only the resident weights are in L1 before the forward pass
             inputs = program.random_inputs()
             first = program.forward(device, params, **inputs)
-            assert runtime.memory_stats(device)["L1"].current_per_bank == loaded
+            # and the conv weights the first pass prepared and moved to L1 (tests/memory/test_conv_resident.py)
+            settled = runtime.memory_stats(device)["L1"].current_per_bank
+            assert (settled > loaded) == hasattr(program, "RESIDENT_CONV_WEIGHTS") and settled >= loaded
             second = program.forward(device, params, **inputs)
-            assert runtime.memory_stats(device)["L1"].current_per_bank == loaded
+            assert runtime.memory_stats(device)["L1"].current_per_bank == settled
             for name in first:
                 assert torch.equal(first[name], second[name]), name
             for tensor in params.values():
