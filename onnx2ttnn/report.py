@@ -179,6 +179,9 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
                 report.l1_per_core[step] += size
             else:
                 report.dram_live[step] += total_bytes(buf.root.shape, lay)
+    # conv weights the plan keeps resident (memory/conv_resident.py): planned from the first call on
+    resident = sum(node.attrs.get("_resident_weights", 0) for node in graph.nodes if node.op == "conv2d")
+    report.l1_per_core = [used + resident for used in report.l1_per_core]
     return report
 
 

@@ -50,16 +50,22 @@ def candidates(nodes: list, last_index: int, device: DeviceSpec) -> list[BufferF
 
 def padded_shape(node, device: DeviceSpec, bias: bool = False) -> tuple[int, int, int, int]:
     """A bound on the padded shape of a conv's prepared weight (bias): ir/cost.prepared_shape with the input and
-    output channels rounded up to a tile per column of cores.  conv2d pads them to its channel split: a tile for a
-    height-sharded conv (144 -> 160), a tile per core column for a block-sharded one (960 -> 1024 over 8 columns),
-    and ttnn.clone keeps that padding in L1 (§29).  Which split the op picks is its own choice, so every conv gets
-    the block-sharded bound over the device's grid width (never below the tile padding)."""
-    step = 32 * device.grid_x
+    output channels rounded up as conv2d's channel split may round them (padded_channels).  ttnn.clone keeps that
+    padding in L1 (§29)."""
     _, _, rows, cols = prepared_shape(node, bias)
     kh, kw = node.attrs.get("kernel_size", (1, 1))
     if not bias:
-        rows = kh * kw * -(-int(node.attrs["in_channels"]) // step) * step
-    return 1, 1, rows, -(-cols // step) * step
+        rows = kh * kw * padded_channels(int(node.attrs["in_channels"]), device.grid_x)
+    return 1, 1, rows, padded_channels(cols, device.grid_x)
+
+
+def padded_channels(channels: int, columns: int) -> int:
+    """The most a channel count can grow when conv2d splits it over n core columns, a whole tile each, n at most
+    the grid's columns and the channel tiles: a tile for a height-sharded conv (144 -> 160), a tile per column for
+    a block-sharded one (960 -> 1024 over 8 columns).  Which split the op picks is its own choice, so this takes
+    the largest rounding over every n (960 -> 1120 for n = 7 on n150)."""
+    tiles = -(-channels // 32)
+    return max(-(-channels // (32 * n)) * 32 * n for n in range(1, min(columns, tiles) + 1))
 
 
 def resident_convs(items: list[BufferFacts], chosen: dict, why: dict) -> list:

@@ -55,9 +55,7 @@ def test_candidates_take_at_least_the_l1_bytes_real_ttnn_copies_take(shape, meas
     conversion = onnx2ttnn.convert(conv(*shape), memory="auto")
     nodes = conversion.module.graph.nodes
     (item,) = conv_resident.candidates(nodes, len(nodes) - 1, get_device("n150"))
-    assert measured <= item.interleaved_bytes <= 4 * measured
-    if shape[1] % 256 == 0 and shape[0] % 256 == 0:  # no padding beyond the bound's
-        assert item.interleaved_bytes == measured
+    assert measured <= item.interleaved_bytes <= 2 * measured  # a bound, not far above what ttnn takes
     (node,) = [n for n in nodes if n.op == "conv2d"]
     assert node.attrs.get("_resident_weights") == item.interleaved_bytes  # one conv alone: it fits
 
@@ -87,8 +85,7 @@ def test_the_cost_model_reads_resident_conv_weights_from_l1_and_the_floor_leaves
     assert floor_off - floor == weights
 
 
-def test_only_what_fits_stays_resident_when_l1_is_short(cnn_path):
-    """On a device with less L1 the plan keeps fewer convs' weights, all within the room the activations leave."""
+def test_the_replay_places_them_and_their_reasons_say_how_they_get_there(cnn_path):
     device = get_device("n150")
     conversion = onnx2ttnn.convert(cnn_path, memory="auto")
     nodes = conversion.module.graph.nodes
@@ -170,3 +167,11 @@ def test_the_program_moves_them_to_l1_after_the_first_forward_and_reads_them_the
         assert runtime.leaks(device) == []
     finally:
         runtime.configure(None)
+
+
+def test_padded_channels_bounds_the_rounding_of_every_channel_split():
+    assert conv_resident.padded_channels(16, 8) == 32  # one tile: any split is one column
+    assert conv_resident.padded_channels(144, 1) == 160  # height-sharded: a tile (results/conv_resident.txt)
+    assert conv_resident.padded_channels(960, 8) >= 1024  # block-sharded over 8 columns, as measured
+    assert conv_resident.padded_channels(960, 8) == 1120  # the worst split: 7 columns of 5 tiles
+    assert all(conv_resident.padded_channels(c, 8) >= c for c in range(1, 2049))
