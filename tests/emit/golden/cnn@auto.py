@@ -52,7 +52,7 @@ def load_parameters(device, path=None):
 
 
 # the conv weights and biases the memory plan keeps resident in L1, in the order they are moved there
-# (the plan reserves 43520 B per L1 bank for them)
+# (the plan reserves 8704 B per L1 bank for them)
 RESIDENT_CONV_WEIGHTS = (
     'stem_w_bn',
     'stem_conv_bn_bias',
