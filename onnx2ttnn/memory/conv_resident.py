@@ -55,17 +55,30 @@ def padded_shape(node, device: DeviceSpec, bias: bool = False) -> tuple[int, int
     _, _, rows, cols = prepared_shape(node, bias)
     kh, kw = node.attrs.get("kernel_size", (1, 1))
     if not bias:
-        rows = kh * kw * padded_channels(int(node.attrs["in_channels"]), device.grid_x)
-    return 1, 1, rows, padded_channels(cols, device.grid_x)
+        rows = kh * kw * padded_channels(int(node.attrs["in_channels"]), device)
+    return 1, 1, rows, padded_channels(cols, device)
 
 
-def padded_channels(channels: int, columns: int) -> int:
-    """The most a channel count can grow when conv2d splits it over n core columns, a whole tile each, n at most
-    the grid's columns and the channel tiles: a tile for a height-sharded conv (144 -> 160), a tile per column for
-    a block-sharded one (960 -> 1024 over 8 columns).  Which split the op picks is its own choice, so this takes
-    the largest rounding over every n (960 -> 1120 for n = 7 on n150)."""
+def padded_channels(channels: int, device: DeviceSpec) -> int:
+    """The most a channel count grows when conv2d splits its tiles over n cores: tt-metal picks n counting down
+    from the cores it may use and stops at the first n whose padding (the tiles rounded up to a multiple of n) is
+    less than one core's share (conv2d_utils.cpp, find_closest_largest_divisor_with_num_padding).  The cores it
+    may use depend on the sharding it picks (one for height, a grid side for block, every core for width), so
+    this takes the largest padding over those: 144 -> 160 (a tile), 960 -> 1024 over n150's 8 columns (§29)."""
     tiles = -(-channels // 32)
-    return max(-(-channels // (32 * n)) * 32 * n for n in range(1, min(columns, tiles) + 1))
+    return 32 * max(_round_up(tiles, _cores_for(tiles, start))
+                    for start in (1, device.grid_x, device.grid_y, device.cores))
+
+
+def _cores_for(tiles: int, start: int) -> int:
+    cores = start
+    while _round_up(tiles, cores) - tiles >= _round_up(tiles, cores) // cores:
+        cores -= 1
+    return cores
+
+
+def _round_up(value: int, step: int) -> int:
+    return -(-value // step) * step
 
 
 def resident_convs(items: list[BufferFacts], chosen: dict, why: dict) -> list:
