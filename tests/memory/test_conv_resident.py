@@ -1,24 +1,19 @@
 """Conv weights resident in L1 (memory/conv_resident.py): the plan weighs each conv's prepared weight and bias at
 the L1 bytes real ttnn's moved copies take (probes/results/conv_resident.txt), keeps the ones that fit beside the
-activations, the cost model reads them from L1 and the floor leaves them out; on the simulator the program moves
-them to L1 after the first forward pass, the second pass reads them there with the same outputs, and nothing leaks."""
+activations, the cost model reads them from L1 and the floor leaves them out.  On the simulator the program moves
+them to L1 after the first forward pass and the second reads them there: tests/memory/test_resident_on_simulator.py."""
 from __future__ import annotations
 
-import types
 
 import numpy as np
 import onnx
 import pytest
-import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx2ttnn
-from onnx2ttnn.ir.cost import program_cost
+from onnx2ttnn.ir.cost import conv_param_bytes, program_cost
 from onnx2ttnn.ir.device import get_device
-from onnx2ttnn.ir.graph import layout_of
-from onnx2ttnn.ir.layout import bytes_per_bank
 from onnx2ttnn.memory import conv_resident
-from onnx2ttnn.sim import runtime
 from tests.program_run import forward_text
 
 
@@ -79,7 +74,7 @@ def test_the_cost_model_reads_resident_conv_weights_from_l1_and_the_floor_leaves
         del node.attrs["_resident_weights"]
     dram_off, l1_off = _conv_reads(conversion)
     floor_off = program_cost(graph, get_device("n150")).floor_bytes
-    weights = sum(conv_resident.conv_param_bytes(n) for n in convs)
+    weights = sum(conv_param_bytes(n) for n in convs)
     assert weights > 0
     assert dram_off - dram == weights and l1 - l1_off == weights
     assert floor_off - floor == weights
@@ -124,49 +119,6 @@ def test_a_conv_whose_weights_do_not_fit_reads_them_from_dram():
     for node in convs:
         key = node.inputs[1].inputs[0].attrs["_param"]
         assert (f"    {key!a},\n" in conversion.source) == (node in resident)
-
-
-def test_the_program_moves_them_to_l1_after_the_first_forward_and_reads_them_there(cnn_path, tmp_path):
-    path = str(tmp_path / "model_ttnn.py")
-    conversion = onnx2ttnn.convert(cnn_path, path, memory="auto")
-    conversion.write(path)
-    graph = conversion.module.graph
-    cores = 64  # n150
-    uploaded = sum(bytes_per_bank(n.outputs[0].shape, layout_of(n.outputs[0]), cores) for n in graph.nodes
-                   if n.op == "from_torch" and n.attrs.get("_param") and layout_of(n.outputs[0]).buffer == "l1")
-    moved = sum(item.interleaved_bytes for item in conv_resident.candidates(graph.nodes, len(graph.nodes) - 1,
-                                                                            get_device("n150")))
-    program = types.ModuleType("conv_resident_program")
-    runtime.configure("n150")
-    try:
-        with runtime.install() as ttnn:
-            exec(compile(conversion.source, path, "exec"), program.__dict__)
-            program.__dict__["__file__"] = path
-            device = ttnn.open_device(device_id=0, l1_small_size=16384)
-            params = program.load_parameters(device)
-            assert runtime.memory_stats(device)["L1"].current_per_bank == uploaded
-            inputs = program.random_inputs()
-            first = program.forward(device, params, **inputs)  # prepares them in DRAM, then moves them
-            keys = program.RESIDENT_CONV_WEIGHTS
-            assert len(keys) == 8  # 4 convs: weight and bias
-            assert all(params[k].memory_config().buffer_type == ttnn.BufferType.L1 for k in keys)
-            settled = runtime.memory_stats(device)["L1"].current_per_bank
-            # the simulator prepares no channel padding: at most what the plan reserved for them
-            assert uploaded < settled <= uploaded + moved
-            assert runtime.memory_stats(device)["DRAM"].current_per_bank == 0  # the DRAM copies were freed
-            held = {k: params[k] for k in keys}
-            second = program.forward(device, params, **inputs)
-            assert all(params[k] is held[k] for k in keys)  # handed back, not moved again
-            assert runtime.memory_stats(device)["L1"].current_per_bank == settled
-            for name in first:
-                assert torch.equal(first[name], second[name]), name
-            for tensor in params.values():
-                if isinstance(tensor, ttnn.Tensor) and tensor.storage_type() == ttnn.StorageType.DEVICE:
-                    ttnn.deallocate(tensor)
-            ttnn.close_device(device)
-        assert runtime.leaks(device) == []
-    finally:
-        runtime.configure(None)
 
 
 def test_padded_channels_follows_the_split_tt_metal_picks():
