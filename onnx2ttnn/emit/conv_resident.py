@@ -4,9 +4,10 @@ moved there once, after the first forward pass.
 Each conv2d with the `_resident_weights` note prepared its weight and bias in DRAM at its first call and stored
 them in `params` (passes/reuse_conv_weights.py).  settle_weights copies each one still in DRAM to L1 interleaved
 with ttnn.clone, which keeps the padded shape conv2d gave it (to_memory_config drops it, and the next call then
-refuses a block-sharded conv's weights: docs/ttnn-facts.md §29), and frees the DRAM copy; it runs at the end of forward(), when every activation is released, so the copies land
-right below the weights load_parameters put at the top of L1 (docs/ttnn-facts.md §29), and again after the
-warm-up of a traced run, before the capture.  Later calls find them in L1 and do nothing.
+refuses a block-sharded conv's weights: docs/ttnn-facts.md §29), and frees the DRAM copy.  It runs at the end
+of forward(), when every activation is released, so the copies land right below the weights load_parameters put
+at the top of L1 (docs/ttnn-facts.md §29), and after the warm-up of a traced run, before the capture.  Later
+calls find them in L1 and do nothing.
 """
 from __future__ import annotations
 

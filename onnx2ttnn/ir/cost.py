@@ -7,9 +7,10 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
   reads on every call of their tiles in the format the conv's Conv2dConfig weights_dtype names, float32 without
   one (prepared_conv_bytes: [KH*KW*IC, OC] and [1, OC] tile-padded, a grouped or depthwise conv's weight
-  expanded to every input channel; a float32 tile 4096 B, bfloat16 2048 B, bfloat8_b 1088 B, bfloat4_b 576 B), read from L1 instead when the plan keeps them resident there (the
-  conv's `_resident_weights` note, memory/conv_resident.py: moved to L1 after the first forward); a linear's weight is read at its layout's dtype, bfloat8_b / bfloat4_b
-  tiles included (the --weights option, lowering/weight_dtype.py);
+  expanded to every input channel; a float32 tile 4096 B, bfloat16 2048 B, bfloat8_b 1088 B, bfloat4_b 576 B),
+  read from L1 instead when the plan keeps them resident there (the conv's `_resident_weights` note,
+  memory/conv_resident.py: moved to L1 after the first forward); a linear's weight is read at its layout's
+  dtype, bfloat8_b / bfloat4_b tiles included (the --weights option, lowering/weight_dtype.py);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
   the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a

@@ -7,7 +7,7 @@ interleaved once the first forward pass has released its activations (`settle_we
 L1 then holds only the weights load_parameters put at the top of every bank, and each move lands right below the
 previous one (probes/probe_conv_resident.py, results/conv_resident.txt), as if load_parameters had uploaded it
 after the other weights.  Every later call of the conv takes the L1 copies and hands them back at the same
-address, so from the second forward pass on they are read from L1 (§29).
+address, so from the second forward pass on they are read from L1 (docs/ttnn-facts.md §29).
 
 A candidate is one conv's weight and bias together:
 - bytes per bank: the prepared tensors copied to L1 interleaved, [1, 1, KH*KW*IC, OC] (grouped and depthwise
@@ -51,7 +51,7 @@ def candidates(nodes: list, last_index: int, device: DeviceSpec) -> list[BufferF
 def padded_shape(node, device: DeviceSpec, bias: bool = False) -> tuple[int, int, int, int]:
     """A bound on the padded shape of a conv's prepared weight (bias): ir/cost.prepared_shape with the input and
     output channels rounded up as conv2d's channel split may round them (padded_channels).  ttnn.clone keeps that
-    padding in L1 (§29)."""
+    padding in L1 (docs/ttnn-facts.md §29)."""
     _, _, rows, cols = prepared_shape(node, bias)
     kh, kw = node.attrs.get("kernel_size", (1, 1))
     if not bias:
@@ -64,7 +64,8 @@ def padded_channels(channels: int, device: DeviceSpec) -> int:
     from the cores it may use and stops at the first n whose padding (the tiles rounded up to a multiple of n) is
     less than one core's share (conv2d_utils.cpp, find_closest_largest_divisor_with_num_padding).  The cores it
     may use depend on the sharding it picks (one for height, a grid side for block, every core for width), so
-    this takes the largest padding over those: 144 -> 160 (a tile), 960 -> 1024 over n150's 8 columns (§29)."""
+    this takes the largest padding over those: 144 -> 160 (a tile), 960 -> 1024 over n150's 8 columns
+    (docs/ttnn-facts.md §29)."""
     tiles = -(-channels // 32)
     return 32 * max(_round_up(tiles, _cores_for(tiles, start))
                     for start in (1, device.grid_x, device.grid_y, device.cores))

@@ -125,7 +125,7 @@ def test_padded_channels_follows_the_split_tt_metal_picks():
     n150, p150 = get_device("n150"), get_device("p150")
     assert conv_resident.padded_channels(16, n150) == 32  # one tile
     assert conv_resident.padded_channels(144, n150) == 160  # 5 tiles on 5 cores: no padding beyond the tile
-    assert conv_resident.padded_channels(960, n150) == 1024  # 30 tiles over 8 columns: 4 each (results/conv_resident.txt)
+    assert conv_resident.padded_channels(960, n150) == 1024  # 30 tiles over 8 columns, 4 each (conv_resident.txt)
     assert conv_resident.padded_channels(960, p150) == 960  # over 10 of p150's 11 columns: 3 each, as measured
     assert conv_resident.padded_channels(512, n150) == 512
     assert all(conv_resident.padded_channels(c, n150) >= c for c in range(1, 2049))
