@@ -166,7 +166,9 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
         dram = node_cost(node, device, index).dram_bytes
         if out is None:
             name = node.outputs[0].name if node.outputs else ""
-            report.rows.append(Row(index, node.op, name, "host", "", "", "", 0, dram, _host_reason(node)))
+            planned = reasons.get(node.outputs[0]) if reasons and node.outputs else ""  # a conv's prepared weight
+            reason = f"{_host_reason(node)}; prepared: {planned}" if planned else _host_reason(node)
+            report.rows.append(Row(index, node.op, name, "host", "", "", "", 0, dram, reason))
             continue
         lay = layout_of(out)
         sharded = lay.memory_layout not in (None, "interleaved")
@@ -189,6 +191,9 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
                 report.l1_per_core[step] += size
             else:
                 report.dram_live[step] += total_bytes(buf.root.shape, lay)
+    # conv weights the plan keeps resident (memory/conv_resident.py): planned from the first call on
+    resident = sum(node.attrs.get("_resident_weights", 0) for node in graph.nodes if node.op == "conv2d")
+    report.l1_per_core = [used + resident for used in report.l1_per_core]
     return report
 
 

@@ -404,12 +404,17 @@ OPEN_MESH = """        # a {rows}x{cols} mesh of chips (--device-id is not used)
     except Exception as exc:
         raise InputError(f"cannot open a {rows}x{cols} mesh of devices: {{printable(exc)}}") from None"""
 CLOSE_DEVICE = "        ttnn.close_device(device)"
+WARM_UP = "    release(forward_device(device, params, **buffers))  # warm-up: compiles every op's program, outside the trace"
 
 
-def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1)) -> None:
+def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False) -> None:
     """main() and its helpers; on a mesh of chips run() opens and closes the mesh (no fabric config: data
-    parallel moves nothing between chips, docs/design.md §6.19) instead of one device."""
+    parallel moves nothing between chips, docs/design.md §6.19) instead of one device.  `settle`: the program has
+    settle_weights (emit/conv_resident.py), which a traced run calls after its warm-up, before the capture."""
     text = MAIN.strip("\n")
+    if settle:
+        assert WARM_UP in text
+        text = text.replace(WARM_UP, WARM_UP + "\n    settle_weights(params)  # before the capture: not part of the trace")
     if mesh != (1, 1):
         assert OPEN_DEVICE in text and CLOSE_DEVICE in text
         text = text.replace(OPEN_DEVICE, OPEN_MESH.format(rows=mesh[0], cols=mesh[1]))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.emit import per_chip, program_template
+from onnx2ttnn.emit import conv_resident, per_chip, program_template
 from onnx2ttnn.emit.writer import CodeWriter
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
@@ -115,6 +115,7 @@ class PythonEmitter:
                  device_name: str, probes: bool = False) -> None:
         self.module = module
         self.probes = probes
+        self.settle: list[str] = []  # params keys settle_weights moves to L1 (emit/conv_resident.py)
         self.weights_file = weights_file
         self.source_model = source_model
         self.options_text = options_text
@@ -310,10 +311,13 @@ class PythonEmitter:
             w.line("PROBE = None  # set by onnx2ttnn verify --per-op: PROBE(onnx_name, tensor, nhwc_dims)")
             w.line()
         program_template.load_parameters(w, self, param_nodes)
+        self.settle = conv_resident.resident_keys(body_nodes)
+        if self.settle:
+            conv_resident.settle_function(w, self.settle, body_nodes)
         line_map = self._forward(w, body_nodes, inputs)
         if self.trace.traceable:
             self._traced_parts(w, inputs)
-        program_template.main(w, self.module.mesh)
+        program_template.main(w, self.module.mesh, settle=bool(self.settle))
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 
@@ -324,6 +328,8 @@ class PythonEmitter:
         with w.indent():
             w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
             self._statements(w, nodes, line_map)
+            if self.settle:
+                w.line(conv_resident.CALL + conv_resident.COMMENT)
             outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
             w.line(f"return {{{outs}}}")
         w.line()

@@ -5,10 +5,12 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   weight is read once per call that uses it, from DRAM or, resident in L1 across forward calls
   (memory/resident.py), from L1; views and deallocations move nothing; conv weights, prepared
   on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
-  reads of their float32 bytes, as ttnn prepares them, on every call, or of their tiles in the format the
-  conv's Conv2dConfig weights_dtype names ([KH*KW*IC/groups, OC] tile-padded; a bfloat16 tile 2048 B,
-  bfloat8_b 1088 B, bfloat4_b 576 B); a linear's weight is read at its layout's dtype, bfloat8_b / bfloat4_b
-  tiles included (the --weights option, lowering/weight_dtype.py);
+  reads on every call of their tiles in the format the conv's Conv2dConfig weights_dtype names, float32 without
+  one (prepared_conv_bytes: [KH*KW*IC, OC] and [1, OC] tile-padded, a grouped or depthwise conv's weight
+  expanded to every input channel; a float32 tile 4096 B, bfloat16 2048 B, bfloat8_b 1088 B, bfloat4_b 576 B),
+  read from L1 instead when the plan keeps them resident there (the conv's `_resident_weights` note,
+  memory/conv_resident.py: moved to L1 after the first forward); a linear's weight is read at its layout's
+  dtype, bfloat8_b / bfloat4_b tiles included (the --weights option, lowering/weight_dtype.py);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
   the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
@@ -21,7 +23,7 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
 Totals: modelled DRAM traffic, the floor, device time.  The floor: every weight not resident in L1 read once
 at its format (its layout's dtype, or what a conv prepares it as), plus the program's inputs and outputs in
 their device layouts; a resident weight costs no DRAM bytes per forward (it was uploaded once, in
-load_parameters, which is not counted).
+load_parameters, or moved to L1 once after the first forward, neither of which is counted).
 Dispatch (docs/design.md §6.20): every ttnn call of the forward (deallocations, weight uploads and host
 fallbacks excluded) costs DeviceSpec.host_dispatch_us on the host when the program runs eagerly; every call
 that runs a device program (not a view, not a FREE op) costs DeviceSpec.op_launch_us on the device, traced or
@@ -147,6 +149,8 @@ def is_param_upload(node: gs.Node) -> bool:
 def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = None) -> int:
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
+    if reader is not None and reader.op == "conv2d" and any(tensor is t for t in reader.inputs[1:3]):
+        return prepared_conv_bytes(reader, bias=tensor is not reader.inputs[1])
     prepared = prepared_weights_format(reader) if reader is not None else None
     if prepared and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
         tile_bytes = LAYOUT_DTYPES[prepared][2]
@@ -155,6 +159,21 @@ def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = No
         return rows * cols * tile_bytes
     # a conv's host weight: ttnn prepares it as FLOAT32 on the device (probes/results/conv_reuse.txt)
     return 4 * math.prod(int(d) for d in tensor.shape)
+
+
+def prepared_conv_bytes(node: gs.Node, bias: bool = False) -> int:
+    """Bytes of the weight (or bias) a conv2d prepares on the device: [1, 1, KH*KW*IC, OC] (a grouped or depthwise
+    conv's weight expanded to every input channel, zeros outside its group) and [1, 1, 1, OC], TILE, each tile-padded,
+    in the Conv2dConfig's weights_dtype or float32 (docs/ttnn-facts.md §29, probes/results/conv_resident.txt)."""
+    tile_bytes = LAYOUT_DTYPES[prepared_weights_format(node) or "f32"][2]
+    _, _, rows, cols = prepared_shape(node, bias)
+    return -(-rows // 32) * -(-cols // 32) * tile_bytes
+
+
+def prepared_shape(node: gs.Node, bias: bool = False) -> tuple[int, int, int, int]:
+    """The shape of the weight (or bias) a conv2d prepares: [1, 1, KH*KW*IC, OC] ([1, 1, 1, OC])."""
+    kh, kw = node.attrs.get("kernel_size", (1, 1))
+    return 1, 1, 1 if bias else kh * kw * int(node.attrs["in_channels"]), int(node.attrs["out_channels"])
 
 
 # ttnn dtype name (a Conv2dConfig's weights_dtype) -> the layout dtype (ir/layout.LAYOUT_DTYPES key) of that name
@@ -169,6 +188,21 @@ def prepared_weights_format(node: gs.Node) -> Optional[str]:
     return None if dtype is None else FORMAT_OF_TTNN_DTYPE.get(str(dtype))
 
 
+# where a conv reads the prepared weight and bias the plan keeps resident in L1 (memory/conv_resident.py)
+RESIDENT_CONV_LAYOUT = TTNNLayout(buffer="l1", memory_layout="interleaved")
+
+
+def resident_conv_params(node: gs.Node) -> set[int]:
+    """id() of the weight and bias a conv2d reads from L1, where place-memory keeps its prepared copies resident
+    (the `_resident_weights` note); empty for every other call."""
+    return {id(t) for t in node.inputs[1:3]} if node.attrs.get("_resident_weights") else set()
+
+
+def conv_param_bytes(node: gs.Node) -> int:
+    """What one call of a conv reads of its host weight and bias, as the cost model counts it (_bytes)."""
+    return sum(_bytes(t, layout_of(t), node) for t in node.inputs[1:3])
+
+
 def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
     return pages(tensor.shape, layout)[0] if layout.on_device else 1
 
@@ -180,11 +214,13 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     if info.cost == Cost.FREE or is_param_upload(node) or is_view(node):
         return cost
     cost.launch = True
+    resident = resident_conv_params(node)
     for tensor in node.inputs:
         layout = layouts(tensor)
         if layout is None or (not layout.on_device and node.op in ("from_torch",)):
             continue  # the host side of an upload
-        _account(cost, layout, _bytes(tensor, layout, node), read=True)
+        read_from = RESIDENT_CONV_LAYOUT if id(tensor) in resident else layout
+        _account(cost, read_from, _bytes(tensor, layout, node), read=True)
     out_layout = None
     for tensor in node.outputs:
         layout = layouts(tensor)
@@ -323,8 +359,9 @@ def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
         if node.op == "to_torch":
             layout = layouts(node.inputs[0])
             total += total_bytes(node.inputs[0].shape, layout)
-    return total + sum(nbytes for tensor, _, nbytes in weights(graph, layouts).values()
-                       if layouts(tensor).buffer != "l1")
+    resident = {key for node in graph.nodes for key in resident_conv_params(node)}
+    return total + sum(nbytes for key, (tensor, _, nbytes) in weights(graph, layouts).items()
+                       if layouts(tensor).buffer != "l1" and key not in resident)
 
 
 def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs.Tensor, str, int]]:

@@ -69,6 +69,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("float_dest", bool, "a conv asked for a float32 result at the output tail (lowering/accuracy.py): its "
          "compute config accumulates in a float32 dest, which conv2d needs for a float32-accurate result",
          (LOWER,), ("choose-kernel-configs",), ops=("conv2d", "conv_transpose2d")),
+    Note("resident_weights", int, "the bytes per L1 bank the memory plan reserves for this conv's prepared weight "
+         "and bias, kept resident in L1 (memory/conv_resident.py): the program moves them there after the first "
+         "forward pass (settle_weights) and the cost model reads them from L1", (PLACE,), ("emit", "convert", "report"), ops=("conv2d",)),
     Note("output", str, "the graph output this download (or host fallback's result) returns",
          (LOWER,), ("ir-dump",), ops=("to_torch", HOST_OUTPUT)),
     Note("torch_dtype", TorchDtype, "the torch dtype the program casts a host tensor to: a download's result "

@@ -10,7 +10,8 @@ buffer it puts in L1 (the others stay in DRAM interleaved) and, for every buffer
   times its write plus every read of it in the forward pass); buffers are taken by benefit per byte-per-bank
   per scheduled node, each only if it fits over its whole live range.  2. sharding where the op facts allow
   and the cost model pays (sharding.py).  3. the allocator replay of the activations.  4. resident weights
-  in what the activations leave (resident.py), replayed again with them first.  5. candidate moves out of
+  in what the activations leave (resident.py; conv2d's prepared weights among them: conv_resident.py), replayed
+  again with them first.  5. candidate moves out of
   DRAM (moves.py): planned like any buffer, kept where they pay; those that do not are removed and the rest
   replanned, up to MOVE_ROUNDS times.
 """
@@ -23,6 +24,7 @@ import numpy as np
 from onnx2ttnn.ir.cost import CONV_OPS
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.liveness import Buffer, buffers
+from onnx2ttnn.memory import conv_resident
 from onnx2ttnn.memory import moves as candidate_moves
 from onnx2ttnn.memory.budget import usable_l1_per_core
 from onnx2ttnn.memory.buffers import BufferFacts, describe
@@ -48,6 +50,7 @@ class Choice:
     moves: list = field(default_factory=list)  # the candidate moves (view nodes) kept
     peak: int = 0  # bytes per core in use at the fullest point
     demoted: int = 0  # buffers the allocator replay sent back to DRAM
+    conv_weights: list = field(default_factory=list)  # conv2d's prepared weights weighed for L1 (conv_resident.py)
 
 
 def dram(view: PlanningView, device: DeviceSpec) -> Choice:
@@ -101,7 +104,8 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     bufs = buffers(view)
     scheduled = {id(node) for node in view.nodes}
     described = [describe(buf, len(view.nodes) - 1, device, scheduled) for buf in bufs]
-    weights = [f for f in described if f.buf.is_param]
+    convs = conv_resident.candidates(view.nodes, len(view.nodes) - 1, device)
+    weights = [f for f in described if f.buf.is_param] + convs  # uploads first, then the moves after forward
     facts = [f for f in described if not f.buf.is_param]
     choice = Choice(bufs)
     headroom = _room(view, device)
@@ -122,6 +126,7 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     if choose_resident(weights, room, choice.l1, choice.why):
         placed = [f for f in weights + facts if id(f.buf.root) in choice.l1]  # weights first: load_parameters
         _replay(placed, choice, device)
+    choice.conv_weights = convs
     return choice
 
 

@@ -3,7 +3,8 @@
 Reads: layouts (page, dtype), the schedule, buffer liveness with views and the DeviceSpec, through the pure
 analysis memory/plan.py plan_memory (the policies, budget and allocator replay live in onnx2ttnn/memory).
 Writes: buffer, memory layout, grid and shard in every device tensor's TTNNLayout (all views of a buffer
-share its placement), and the plan in module.notes["place-memory"]: summary numbers, `reasons` (memory/plan.py
+share its placement), `_resident_weights` on every conv2d whose prepared weights the plan keeps in L1
+(memory/conv_resident.py), and the plan in module.notes["place-memory"]: summary numbers, `reasons` (memory/plan.py
 Reasons: why each tensor is placed there, what `onnx2ttnn report` prints) and `moves` (PlannedMove: the
 DRAM-only outputs to copy into L1, which insert-moves puts in).
 Before: `y: tile<bf16> dram interleaved`; after (l1): `y: tile<bf16> l1 interleaved`;
@@ -12,6 +13,7 @@ after (auto, sharded): `y: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`.
 from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module, set_layout
+from onnx2ttnn.memory.conv_resident import NOTE as RESIDENT
 from onnx2ttnn.memory.plan import plan_memory
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -23,4 +25,6 @@ class PlaceMemory(Pass):
         plan = plan_memory(module.graph, ctx.device, ctx.options.memory)
         for tensor, layout in plan.layouts:
             set_layout(tensor, layout)
+        for conv, size in plan.resident_convs:  # the program moves its prepared weights to L1 after the first forward
+            conv.attrs["_" + RESIDENT] = size
         module.notes[self.name] = plan.notes()

@@ -36,7 +36,7 @@ from .ops_eltwise import (abs, acos, acosh, add, asin, asinh, atan, atanh, ceil,
                           minimum, mish, multiply, ne, neg, pow, reciprocal, relu, relu6, remainder, round, rsqrt,
                           selu, sigmoid, sigmoid_accurate, sign, silu, sin, sinh, softplus, softshrink, softsign,
                           sqrt, square, subtract, tan, tanh, tanhshrink, threshold, trunc, where)
-from .ops_host import (as_tensor, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
+from .ops_host import (as_tensor, clone, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
                        to_torch, typecast)
 from .ops_matmul import linear, matmul
 from .ops_norm import argmax, cumsum, layer_norm, max, mean, min, prod, rms_norm, softmax, sum, topk

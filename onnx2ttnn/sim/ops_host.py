@@ -129,6 +129,18 @@ def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, dtype: DataTyp
     return device_result(op, compute_view(tensor._data), out_dtype, tensor._layout, tensor._device, mc)
 
 
+def clone(input: Tensor, *, dtype: DataType | None = None, memory_config: MemoryConfig | None = None,  # noqa: A002
+          compute_kernel_config=None) -> Tensor:
+    """A copy of a device tensor in a new buffer, where memory_config says (default: the input's placement).  Real
+    ttnn keeps a TILE tensor's padded shape (docs/ttnn-facts.md §29: a conv's prepared weight keeps the padding
+    conv2d gave it, which to_memory_config drops); the simulator holds no padding beyond the tiles."""
+    op = "ttnn.clone"
+    tensor_arg(op, "input", input)
+    _check_types(op, dtype, None)
+    mc = output_config(op, memory_config or input._mem, input, input._data.shape, input._layout)
+    return device_result(op, compute_view(input._data), dtype or input._dtype, input._layout, input._device, mc)
+
+
 def deallocate(tensor: Tensor, force: bool = True) -> None:
     """Free a device tensor's buffer.
 

@@ -129,9 +129,14 @@ def test_every_policy_gives_every_buffer_a_reason(cnn_path):
     module, ctx = run_pipeline(cnn_path, passes="decompose-layouts")
     device_tensors = [t for n in module.graph.nodes for t in n.outputs
                       if layout_of(t) is not None and layout_of(t).on_device]
+    # auto also says where each conv's prepared weight and bias go (memory/conv_resident.py)
+    conv_params = [t for n in module.graph.nodes if n.op == "conv2d" for t in n.inputs[1:3]]
+    assert conv_params
     for policy in ("dram", "l1", "auto"):
         reasons = plan_memory(module.graph, ctx.device, policy).reasons
-        assert len(reasons) == len(device_tensors) and all(reasons.get(t) for t in device_tensors)
+        extra = conv_params if policy == "auto" else []
+        assert len(reasons) == len(device_tensors) + len(extra)
+        assert all(reasons.get(t) for t in device_tensors + extra)
 
 
 def _fragmenting_model() -> onnx.ModelProto:

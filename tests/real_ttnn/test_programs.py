@@ -143,7 +143,15 @@ def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> No
     # in its prepared weight, e.g. 16 to 32, the simulator does not)
     loaded, simulated_prepared = _simulated_parameter_memory(program, device)
     assert loaded == {bt: _allocated(params[bt]) for bt in ("L1", "DRAM")}
-    assert (prepared["DRAM"] > 0) == (simulated_prepared["DRAM"] > 0) == ("ttnn.conv2d(" in Path(program).read_text())
+    text = Path(program).read_text()
+    assert (sum(prepared.values()) > 0) == (sum(simulated_prepared.values()) > 0) == ("ttnn.conv2d(" in text)
+    # conv weights the plan keeps resident (memory/conv_resident.py) are in L1 after forward on both, never
+    # more of it than the plan reserved for them
+    resident = "RESIDENT_CONV_WEIGHTS = (" in text
+    assert (prepared["L1"] > 0) == (simulated_prepared["L1"] > 0) == resident
+    if resident:
+        reserved = int(re.search(r"# \(the plan reserves (\d+) B per L1 bank for them\)", text).group(1))
+        assert prepared["L1"] <= reserved
     if memory == "l1":
         assert report["peak"]["l1_allocated_per_bank"] > 0, "the l1 policy placed nothing in L1 on real ttnn"
     if memory == "auto" and "memory_config=ttnn.L1_MEMORY_CONFIG)" in Path(program).read_text().split("def forward")[0]:

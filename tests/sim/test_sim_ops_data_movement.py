@@ -36,6 +36,19 @@ def test_to_device_from_device_round_trip(ttnn, device, src):
     assert ttnn.to_device(on, device) is on
 
 
+def test_clone_copies_into_a_new_buffer_where_memory_config_says(ttnn, device, src):
+    t = dev(ttnn, device, src, dtype=ttnn.bfloat8_b)
+    l1 = ttnn.clone(t, memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert l1.memory_config() == ttnn.L1_MEMORY_CONFIG and l1.dtype is ttnn.bfloat8_b
+    assert torch.equal(ttnn.to_torch(l1), ttnn.to_torch(t))
+    same = ttnn.clone(t)  # no memory_config: the input's placement, still a new buffer
+    assert same is not t and same.memory_config() == t.memory_config()
+    ttnn.deallocate(t)
+    assert l1.is_allocated() and same.is_allocated()
+    with pytest.raises(Exception):
+        ttnn.clone(ttnn.from_torch(src))  # a host tensor
+
+
 def test_to_layout_typecast_to_memory_config(ttnn, device, src):
     t = dev(ttnn, device, src)
     rm = ttnn.to_layout(t, ttnn.ROW_MAJOR_LAYOUT)
