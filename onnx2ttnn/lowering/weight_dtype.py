@@ -1,5 +1,6 @@
 """The device format of a weight (the --weights option, and the dequantized weights fold-dequantize marks): the
-rules that upload weights (linear's, conv2d's prepared weights) ask here.
+rules that upload weights (linear's, the fused attention's QKV and output projections, conv2d's prepared
+weights, embedding tables) ask here.
 
 Float weights (--weights):
 - `bf16`: the compute dtype, as every program was before the option (a conv keeps ttnn's float32 preparation);
