@@ -145,3 +145,14 @@ def test_report_gives_the_reason_a_dequantized_weight_stayed_bf16(tmp_path):
     onnx.save(qdq_linear(), sharp)
     text = CliRunner().invoke(main, ["report", str(sharp)]).output
     assert "weights not in a block-float format: 0\n" in text and "weights read per forward: bfp8 " in text
+
+
+def test_report_gives_auto_s_reason_for_a_float_weight_it_kept_in_bf16(tmp_path):
+    from tests.lowering.test_weight_formats import _gaussian, _mlp, _worst_for_bfp8
+
+    path = tmp_path / "mlp.onnx"
+    onnx.save(_mlp([_worst_for_bfp8(64, 64)] + [_gaussian(64, 64) for _ in range(7)]), path)
+    text = CliRunner().invoke(main, ["report", str(path)]).output
+    assert "weights not in a block-float format: 1\n" in text
+    assert ("  'w0' ('mm0 + relu0') bf16: bfloat8_b would add a relative error of 0.0302, over its share 0.0250 "
+            "of the model's budget\n") in text

@@ -56,7 +56,8 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "once by load_parameters, never deallocated", (LOWER,),
          (REUSE, PLACE, DEALLOCS, "emit", "convert", "report"), ops=("from_torch",)),
     Note("format_reason", str, "why a weight is uploaded in its format when a pass chose it for a reason worth "
-         "saying (a dequantized weight kept in bfloat16: the rounding bfloat8_b would cause): onnx2ttnn report "
+         "saying (a dequantized weight kept in bfloat16: the rounding bfloat8_b would cause; a float weight --weights "
+         "auto kept in bf16 or float32, with auto's reason): onnx2ttnn report "
          "lists the weights not in a block-float format with this reason, or the default one",
          (LOWER,), ("report",), ops=("from_torch",)),
     Note("host", bool, "a weight kept on the host (conv weights and biases, a host fallback's constants)",

@@ -21,6 +21,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
+from onnx2ttnn.lowering.weight_dtype import weight_dtype
 
 SPLIT = "transformer.split_query_key_value_and_split_heads"
 SDPA = "transformer.scaled_dot_product_attention"
@@ -31,6 +32,12 @@ TILE = 32
 
 def _present(node: gs.Node, index: int) -> bool:
     return len(node.inputs) > index and bool(node.inputs[index].name)
+
+
+def _weight(ctx: LoweringContext, value: np.ndarray, name: str) -> gs.Variable:
+    """A projection weight ([K, N], as linear reads it) uploaded in the format --weights gives it (the fused
+    weight is judged as one: its q, k and v columns share the upload and the call)."""
+    return ctx.float_param(value, name, dtype=weight_dtype(ctx, name, value))
 
 
 def _mask(ctx: LoweringContext, node: gs.Node):
@@ -67,7 +74,7 @@ def attention(ctx: LoweringContext, node: gs.Node) -> None:
     name = out.name
     mask = _mask(ctx, node)
     sdpa = mask is None or int(mask.shape[-2]) == s
-    qkv = ctx.op("linear", [ctx.value(x_t), ctx.float_param(w_qkv, node.inputs[1].name),
+    qkv = ctx.op("linear", [ctx.value(x_t), _weight(ctx, w_qkv, node.inputs[1].name),
                             ctx.float_param(b_qkv.reshape(1, -1), node.inputs[2].name)],
                  (b, s, w_qkv.shape[1]), name=name + "_qkv")
     heads = (b, n, s, padded)
@@ -94,7 +101,7 @@ def attention(ctx: LoweringContext, node: gs.Node) -> None:
     y = ctx.op(CONCAT, [o], (b, s, n * padded), name=name + ("_joined" if _present(node, 4) else ""))
     if _present(node, 4):
         w_out, b_out = ctx.constant(node.inputs[4]), ctx.constant(node.inputs[5])
-        y = ctx.op("linear", [y, ctx.float_param(w_out, node.inputs[4].name),
+        y = ctx.op("linear", [y, _weight(ctx, w_out, node.inputs[4].name),
                               ctx.float_param(np.asarray(b_out).reshape(1, -1), node.inputs[5].name)],
                    (b, s, w_out.shape[1]), name=name)
     if tuple(y.shape) != tuple(out.shape):

@@ -337,12 +337,18 @@ class LoweringContext:
         pname = self._param_names.create(name)
         const = gs.Constant(pname, array)
         out = gs.Variable(pname, dtype=array.dtype, shape=list(array.shape) or [1])
-        reason = self.weight_dtypes.get(name, ("", ""))[1] or None  # why a dequantized weight has its dtype
+        reason = self.format_reason(name)
         node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None, _dtype=dtype,
                          _format_reason=reason)
         self.nodes.append(node)
         self._set(self._params, key, out)
         return out
+
+    def format_reason(self, name: str) -> Optional[str]:
+        """Why weight `name` is uploaded in its format, when a rule said so: a dequantized weight's dtype, or
+        the format --weights kept it in when that is not a block float (auto's reason for bf16)."""
+        fmt, why = self.weight_formats.get(name, ("", ""))
+        return self.weight_dtypes.get(name, ("", ""))[1] or (why if fmt not in ("bfp8", "bfp4") else "") or None
 
     def note_weight_dtype(self, name: str, dtype: str, why: str) -> None:
         """Record the device dtype a dequantized weight is uploaded in, and why (undone by a rollback)."""

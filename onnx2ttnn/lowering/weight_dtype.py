@@ -1,5 +1,6 @@
 """The device format of a weight (the --weights option, and the dequantized weights fold-dequantize marks): the
-rules that upload weights (linear's, conv2d's prepared weights) ask here.
+rules that upload weights (linear's, the fused attention's QKV and output projections, conv2d's prepared
+weights, embedding tables) ask here.
 
 Float weights (--weights):
 - `bf16`: the compute dtype, as every program was before the option (a conv keeps ttnn's float32 preparation);
@@ -86,9 +87,16 @@ def relative_error(values: np.ndarray, fmt: str) -> float:
 
 def count_weight_layers(graph: gs.Graph) -> int:
     """How many weights the model's budget is shared by: nodes of WEIGHT_OPS whose second input is a constant
-    (or a folded dequantized weight), and Gathers from a constant table (embeddings)."""
-    return sum(1 for node in graph.nodes if (node.op in WEIGHT_OPS and len(node.inputs) > 1
-                                             and isinstance(node.inputs[1], gs.Constant))
+    (or a folded dequantized weight), Gathers from a constant table (embeddings), and the fused attention's
+    projections (its QKV weight, and its output weight when it took the projection in)."""
+    return sum(_weights_of(node) for node in graph.nodes)
+
+
+def _weights_of(node: gs.Node) -> int:
+    """How many of count_weight_layers' weights `node` reads."""
+    if node.op == "Attention":
+        return sum(1 for i in (1, 4) if len(node.inputs) > i and isinstance(node.inputs[i], gs.Constant))
+    return int((node.op in WEIGHT_OPS and len(node.inputs) > 1 and isinstance(node.inputs[1], gs.Constant))
                or (node.op == "Gather" and isinstance(node.inputs[0], gs.Constant)))
 
 

@@ -197,3 +197,18 @@ def test_sdpa_is_costed_as_its_two_matrix_products():
     cost = node_cost(node, get_device("n150"))
     # q @ k^T and p @ v over tile-padded shapes: 2 * (2 * [1, 2, 64, 32] * 64 keys)
     assert cost.flops == 4 * (1 * 2 * 64 * 32) * 64 and cost.bound and cost.time_s > 0
+
+
+@pytest.mark.parametrize("gpt2", [False, True])
+def test_the_fused_weights_take_the_weights_option_s_format(gpt2):
+    from onnx2ttnn.lowering.weight_dtype import count_weight_layers
+
+    model = _attention_model(gpt2=gpt2)
+    assert count_weight_layers(_fuse(model).graph) == 2  # the fused QKV weight and the output projection's
+    formats = convert(model).weight_formats()  # --weights auto: Gaussian weights take bfloat8_b
+    assert sorted(name.rsplit("_", 2)[-2] for name in formats) == ["out", "qkv"]
+    assert {fmt for fmt, _ in formats.values()} == {"bfp8"}
+    report = verify(model)
+    assert report.passed, report.text()
+    assert report.conversion.source.count("dtype=ttnn.bfloat8_b") == 2
+    assert "bfloat8_b" not in convert(model, weights="bf16").source
