@@ -8,7 +8,9 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   reads of their float32 bytes, as ttnn prepares them, on every call, or of their tiles in the format the
   conv's Conv2dConfig weights_dtype names ([KH*KW*IC/groups, OC] tile-padded; a bfloat16 tile 2048 B,
   bfloat8_b 1088 B, bfloat4_b 576 B); a linear's weight is read at its layout's dtype, bfloat8_b / bfloat4_b
-  tiles included (the --weights option, lowering/weight_dtype.py);
+  tiles included (the --weights option, lowering/weight_dtype.py); an embedding reads the rows its indices
+  select from a ROW_MAJOR table, but converts a TILE table whole to ROW_MAJOR first, on every call (table read
+  and its copy written; _account_table);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
   the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
@@ -19,7 +21,7 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   remote L1 pages spends the sum at its ports (a weight resident in L1 is never slower than in DRAM).  An op
   runs on min(cores, output pages) cores, or on the cores holding its output's shards when that is sharded.
 Totals: modelled DRAM traffic, the floor, device time.  The floor: every weight not resident in L1 read once
-at its format (its layout's dtype, or what a conv prepares it as), plus the program's inputs and outputs in
+at its format (an embedding table: the rows it gathers) (its layout's dtype, or what a conv prepares it as), plus the program's inputs and outputs in
 their device layouts; a resident weight costs no DRAM bytes per forward (it was uploaded once, in
 load_parameters, which is not counted).
 Dispatch (docs/design.md §6.20): every ttnn call of the forward (deallocations, weight uploads and host
@@ -180,10 +182,13 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     if info.cost == Cost.FREE or is_param_upload(node) or is_view(node):
         return cost
     cost.launch = True
-    for tensor in node.inputs:
+    for index, tensor in enumerate(node.inputs):
         layout = layouts(tensor)
         if layout is None or (not layout.on_device and node.op in ("from_torch",)):
             continue  # the host side of an upload
+        if node.op == "embedding" and index == 1 and layout.on_device:
+            _account_table(cost, node, layout)
+            continue
         _account(cost, layout, _bytes(tensor, layout, node), read=True)
     out_layout = None
     for tensor in node.outputs:
@@ -198,6 +203,30 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     if out_layout is not None and _activation_apart(node, info):
         _add_activation_kernel(cost, out_layout, node.attrs["activation"], device)
     return cost
+
+
+def table_rows_bytes(node: gs.Node, layout: TTNNLayout) -> int:
+    """The bytes of the rows an embedding call gathers from its table: one row per index (tt-metal
+    ttnn/cpp/ttnn/operations/embedding/device/kernels/dataflow/embeddings.cpp reads one table row, a "stick",
+    per index), from the ROW_MAJOR table, or from the bfloat16 ROW_MAJOR copy a TILE table is turned into
+    (a bfloat8_b TILE table untilizes to bfloat16: docs/ttnn-facts.md §9)."""
+    rows = math.prod(int(d) for d in node.inputs[0].shape)
+    elem = LAYOUT_DTYPES["bf16" if layout.is_tile and layout.dtype != "f32" else layout.dtype][1]
+    return rows * int(node.inputs[1].shape[-1]) * elem
+
+
+def _account_table(cost: NodeCost, node: gs.Node, layout: TTNNLayout) -> None:
+    """An embedding's table traffic.  A ROW_MAJOR table: the gathered rows only.  A TILE table: ttnn.embedding
+    first converts it whole to ROW_MAJOR on every call (tt-metal ttnn/cpp/ttnn/operations/embedding/
+    embedding.cpp: `if weight layout is TILE: to_layout(weight, ROW_MAJOR)`), so the whole table is read and
+    its ROW_MAJOR copy written (in the table's buffer), then the rows are gathered from the copy."""
+    table = node.inputs[1]
+    if layout.is_tile:
+        copy = layout.with_(page="row_major", dtype="f32" if layout.dtype == "f32" else "bf16")
+        _account(cost, layout, total_bytes(table.shape, layout), read=True)
+        _account(cost, copy, total_bytes(table.shape, copy), read=False)
+        layout = copy
+    _account(cost, layout, table_rows_bytes(node, layout), read=True)
 
 
 def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0) -> None:
@@ -341,7 +370,9 @@ def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs
                 continue
             prepared = prepared_weights_format(node) if tensor is node.inputs[1] else None
             fmt = layout.dtype if layout.on_device else prepared or "f32"
-            found[id(tensor)] = (tensor, fmt, _bytes(tensor, layout, node))
+            table = node.op == "embedding" and tensor is node.inputs[1] and layout.on_device
+            nbytes = table_rows_bytes(node, layout) if table else _bytes(tensor, layout, node)  # its rows only
+            found[id(tensor)] = (tensor, fmt, nbytes)
     return found
 
 

@@ -160,3 +160,27 @@ def test_weight_formats_count_each_weight_once_in_the_format_it_is_read_in():
             nodes.append(ttnn_node("matmul", [a, up.outputs[0]], [y]))
     formats = weight_formats(gs.Graph(nodes=uploads + nodes))
     assert formats == {"bf16": 4 * 2048, "bfp8": 4 * 1088}  # 2x2 tiles each
+
+
+def _embedding(table_layout: TTNNLayout, rows: int = 128, vocab: int = 30522, width: int = 768):
+    ids = gs.Variable("ids", dtype=np.int32, shape=[1, rows])
+    set_layout(ids, TTNNLayout(page="row_major", dtype="u32", buffer="l1"))
+    table = gs.Variable("table", dtype=np.float32, shape=[vocab, width])
+    set_layout(table, table_layout)
+    out = gs.Variable("rows", dtype=np.float32, shape=[1, rows, width])
+    set_layout(out, TTNNLayout(buffer="l1"))
+    return ttnn_node("embedding", [ids, table], [out])
+
+
+def test_embedding_reads_only_the_rows_of_a_row_major_table():
+    """One table row per index (tt-metal embeddings.cpp): 128 rows of 768 bf16, not the 47 MB table."""
+    cost = node_cost(_embedding(TTNNLayout(page="row_major", buffer="dram")), get_device("n150"))
+    assert cost.dram_read == 128 * 768 * 2 and cost.dram_write == 0
+
+
+def test_embedding_untilizes_a_tile_table_whole_on_every_call():
+    """ttnn.embedding turns a TILE table into a ROW_MAJOR copy first (tt-metal embedding.cpp): the bfloat8_b
+    tiles are read, the bfloat16 rows written, and the gathered rows read from the copy."""
+    cost = node_cost(_embedding(TTNNLayout(dtype="bfp8", buffer="dram")), get_device("n150"))
+    tiles = -(-30522 // 32) * (768 // 32) * 1088
+    assert cost.dram_read == tiles + 128 * 768 * 2 and cost.dram_write == 30522 * 768 * 2
