@@ -50,7 +50,7 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_position'] = ttnn.from_torch(torch.from_numpy(data['embeddings_position']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
