@@ -248,9 +248,9 @@ def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0
 
 def _activation_apart(node: gs.Node, info: OpInfo) -> bool:
     """A matmul's `activation=` that real ttnn runs as a second kernel on the written result: without a program
-    config (docs/ttnn-facts.md §22, probe_epilogues.py)."""
+    config or a core grid (docs/ttnn-facts.md §22, §31; probe_epilogues.py, probe_core_grid.py)."""
     return info.fused_activation == "activation" and bool(node.attrs.get("activation")) \
-        and node.attrs.get("program_config") is None
+        and node.attrs.get("program_config") is None and node.attrs.get("core_grid") is None
 
 
 def _add_activation_kernel(cost: NodeCost, out: tuple, activation, device: DeviceSpec) -> None:

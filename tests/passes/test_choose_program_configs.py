@@ -85,3 +85,19 @@ def test_the_program_defines_each_config_once_and_passes_it():
     assert "program_config=matmul_reuse_4x1_m1_n1_k1" in source
     assert "program_config=matmul_1d_mcast_in1_8x8_m1_n3_k2" in source
     assert check_source(source) == []
+
+
+def test_an_interleaved_call_with_a_fused_activation_names_the_core_grid(mlp_path):
+    """mlp.onnx's two linear + relu run interleaved: each names the device's core grid so that ttnn folds the relu
+    into the matmul's program (docs/ttnn-facts.md §31); the head, with no activation, names none; the program
+    fits the API and the simulator's result still matches onnxruntime."""
+    from onnx2ttnn.verify import verify
+
+    for device, grid in (("n150", "y=8, x=8"), ("p150", "y=10, x=11")):
+        conversion = onnx2ttnn.convert(mlp_path, device=device)
+        linears = [n for n in conversion.module.graph.nodes if n.op == "linear"]
+        assert [bool(n.attrs.get("activation")) for n in linears] == [True, True, False]
+        assert [repr(n.attrs.get("core_grid")) for n in linears] == [f"ttnn.CoreGrid({grid})"] * 2 + ["None"]
+        assert conversion.module.notes["choose-program-configs"]["core_grid"] == 2
+        assert check_source(conversion.source) == []
+    assert verify(mlp_path, conversion=onnx2ttnn.convert(mlp_path)).passed
