@@ -120,7 +120,7 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
     ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
@@ -207,7 +207,7 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
     ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
