@@ -12,6 +12,9 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   select from a ROW_MAJOR table, but converts a TILE table whole to ROW_MAJOR first, on every call (table read
   and its copy written; _account_table);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
+- epilogues: a matmul / linear with neither a program config nor a core grid runs its bias and its activation
+  as programs of their own after the matmul, each reading the result back and writing it again (tt-metal
+  matmul.cpp `post_process_bias`; docs/ttnn-facts.md §22, §31);
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
   the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
@@ -200,8 +203,10 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
     _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
+    if out_layout is not None and _bias_apart(node, info):
+        _add_second_pass(cost, out_layout, "add", device, _bias_bytes(node, layouts))
     if out_layout is not None and _activation_apart(node, info):
-        _add_activation_kernel(cost, out_layout, node.attrs["activation"], device)
+        _add_second_pass(cost, out_layout, node.attrs["activation"], device)
     return cost
 
 
@@ -246,21 +251,40 @@ def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0
         cost.bound = ""
 
 
+def _unconfigured(node: gs.Node) -> bool:
+    """A matmul / linear with neither a program config nor a core grid: ttnn runs its bias and its activation as
+    programs of their own after the matmul (tt-metal matmul.cpp `post_process_bias`; docs/ttnn-facts.md §22, §31;
+    probe_epilogues.py, probe_core_grid.py)."""
+    return node.attrs.get("program_config") is None and node.attrs.get("core_grid") is None
+
+
 def _activation_apart(node: gs.Node, info: OpInfo) -> bool:
-    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result: without a program
-    config or a core grid (docs/ttnn-facts.md §22, §31; probe_epilogues.py, probe_core_grid.py)."""
-    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) \
-        and node.attrs.get("program_config") is None and node.attrs.get("core_grid") is None
+    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result."""
+    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) and _unconfigured(node)
 
 
-def _add_activation_kernel(cost: NodeCost, out: tuple, activation, device: DeviceSpec) -> None:
-    """Add the second kernel's work to a matmul's cost: it reads the result back and writes it again."""
+def _bias_apart(node: gs.Node, info: OpInfo) -> bool:
+    """A linear's bias that real ttnn adds with a binary op on the written result."""
+    return info.cost == Cost.MATRIX and len(node.inputs) > 2 and _unconfigured(node)
+
+
+def _bias_bytes(node: gs.Node, layouts: Layouts) -> tuple:
+    """(layout, bytes) of the bias the separate add reads."""
+    layout = layouts(node.inputs[2])
+    return (layout, total_bytes(node.inputs[2].shape, layout)) if layout is not None and layout.on_device else None
+
+
+def _add_second_pass(cost: NodeCost, out: tuple, op, device: DeviceSpec, operand: Optional[tuple] = None) -> None:
+    """Add a second program's work to a matmul's cost: it reads the result back (and `operand`, a bias) and writes
+    it again; `op` names its vector op (an activation string, or "add") for its flops."""
     tensor, layout = out
     unary = NodeCost(cost.index, cost.op, cores=cost.cores)
     nbytes = _bytes(tensor, layout)
     _account(unary, layout, nbytes, read=True)
     _account(unary, layout, nbytes, read=False)
-    flops = VECTOR_FLOPS.get(activation, 1) if isinstance(activation, str) else 1  # the string names the op
+    if operand is not None:
+        _account(unary, operand[0], operand[1], read=True)
+    flops = VECTOR_FLOPS.get(op, 1) if isinstance(op, str) else 1  # the string names the op
     unary.flops = float(math.prod(padded_shape(tensor.shape, layout)) * flops)
     _time(unary, device, matrix=False)
     for field in ("dram_read", "dram_write", "l1_read", "l1_write", "local_read", "local_write"):

@@ -7,9 +7,9 @@ config's circular buffers must fit it), and the compute_kernel_config choose-ker
 (fp32_dest_acc_en halves the destination tiles a subblock may fill).  Writes: `program_config` as an
 ir/program_config.ProgramConfig, chosen by ir/program_config.choose; a sharded call that gets none carries
 the note `_no_program_config` (why), and module.notes["choose-program-configs"] counts both.  Interleaved
-calls are left to ttnn's own choice, except that one carrying a fused `activation=` names the device's core grid
-(`core_grid=ttnn.CoreGrid(y=8, x=8)` on n150): ttnn then folds the activation into the matmul's own program
-instead of running it as a second one (docs/ttnn-facts.md §22, §31).  The emitter defines each distinct config once at the top of the program.
+calls are left to ttnn's own choice, except that one carrying a fused `activation=` or a bias names the device's
+core grid (`core_grid=ttnn.CoreGrid(y=8, x=8)` on n150): ttnn then folds them into the matmul's own program
+instead of running each as a program of its own (docs/ttnn-facts.md §22, §31).  The emitter defines each distinct config once at the top of the program.
 Must already hold: place-memory ran (shard layouts are final), choose-kernel-configs ran.
 Before: `ttnn.matmul(q, k, ...)` with `q: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`, k [1, 4, 16, 16];
 after: `ttnn.matmul(q, k, ..., program_config=matmul_reuse_4x1_m1_n1_k1)` (a MatmulMultiCoreReuseProgramConfig
@@ -40,7 +40,7 @@ class ChooseProgramConfigs(Pass):
             if not op_info(node.op).program_config:
                 continue
             if not is_sharded_call(node):
-                if folds_activation(node):
+                if folds_epilogue(node):
                     node.attrs["core_grid"] = grid
                     grids += 1
                 continue
@@ -61,11 +61,13 @@ def is_sharded_call(node: gs.Node) -> bool:
     return layout is not None and layout.memory_layout in (HEIGHT, WIDTH)
 
 
-def folds_activation(node: gs.Node) -> bool:
-    """Whether an interleaved call carries a fused activation, which real ttnn runs as a second program unless the
-    call names a core grid (docs/ttnn-facts.md §22, §31: with `core_grid=` ttnn picks its own program config on
-    that grid and folds the activation, and the bias, into the matmul's one program)."""
-    return bool(node.attrs.get("activation")) and node.attrs.get("program_config") is None
+def folds_epilogue(node: gs.Node) -> bool:
+    """Whether an interleaved call carries a fused activation or a bias, which real ttnn runs as programs of their
+    own after the matmul unless the call names a program config or a core grid (tt-metal matmul.cpp
+    `post_process_bias`; docs/ttnn-facts.md §22, §31: with `core_grid=` ttnn picks its own program config on
+    that grid and folds both into the matmul's one program)."""
+    has_bias = len(node.inputs) > 2 and node.inputs[2] is not None
+    return (bool(node.attrs.get("activation")) or has_bias) and node.attrs.get("program_config") is None
 
 
 def config_for(node: gs.Node):

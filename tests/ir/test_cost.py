@@ -189,3 +189,22 @@ def test_embedding_untilizes_a_tile_table_whole_on_every_call():
     cost = node_cost(_embedding(TTNNLayout(dtype="bfp8", buffer="dram")), get_device("n150"))
     tiles = -(-30522 // 32) * (768 // 32) * 1088
     assert cost.dram_read == tiles + 128 * 768 * 2 and cost.dram_write == 30522 * 768 * 2
+
+
+def test_an_unconfigured_linear_adds_its_bias_in_a_second_pass(mlp_path):
+    """Without a program config or a core grid, ttnn adds a linear's bias with a program of its own (tt-metal
+    matmul.cpp post_process_bias; probe_core_grid.py: 2 programs, 1 with core_grid): the result is read back
+    with the bias and written again."""
+    graph = onnx2ttnn.convert(mlp_path, memory="dram", weights="bf16").module.graph
+    head = [node for node in graph.nodes if node.op == "linear"][-1]
+    assert not head.attrs.get("activation") and "core_grid" in head.attrs
+    folded = node_cost(head, N150)
+    del head.attrs["core_grid"]
+    apart = node_cost(head, N150)
+    out, bias = head.outputs[0], head.inputs[2]
+    from onnx2ttnn.ir.graph import layout_of
+    from onnx2ttnn.ir.layout import total_bytes
+
+    result = total_bytes(out.shape, layout_of(out))
+    assert apart.dram_read - folded.dram_read == result + total_bytes(bias.shape, layout_of(bias))
+    assert apart.dram_write - folded.dram_write == result and apart.time_s > folded.time_s

@@ -28,6 +28,10 @@ CASES = [
     ("mlp relu small", (1, 32, 64), (64, 64), ttnn.bfloat16, L1, True, "relu", HIFI4, "linear"),
     ("matmul relu no bias", (1, 1, 64, 96), (96, 128), ttnn.bfloat8_b, DR, False, "relu", HIFI2, "matmul"),
     ("linear sigmoid", (1, 64, 256), (256, 512), ttnn.bfloat8_b, DR, True, "sigmoid", HIFI2, "linear"),
+    # a bias and no activation (the transformers' QKV, output and FFN2 linears)
+    ("bert qkv bias only bf16 dram", (1, 128, 768), (768, 2304), ttnn.bfloat16, DR, True, None, HIFI4, "linear"),
+    ("bert ffn2 bias only bfp8 l1", (1, 128, 3072), (3072, 768), ttnn.bfloat8_b, L1, True, None, HIFI2, "linear"),
+    ("linear no bias no activation", (1, 128, 768), (768, 768), ttnn.bfloat8_b, DR, False, None, HIFI2, "linear"),
 ]
 
 
@@ -39,7 +43,9 @@ for name, a_shape, b_shape, b_dtype, b_mc, with_bias, act, config, op in CASES:
     x = dev(d, a_shape, mc=L1)
     w = dev(d, b_shape, dtype=b_dtype, mc=b_mc)
     bias = dev(d, (1, b_shape[-1]), mc=L1) if with_bias else None
-    kwargs = dict(activation=act, compute_kernel_config=config, memory_config=L1)
+    kwargs = dict(compute_kernel_config=config, memory_config=L1)
+    if act is not None:
+        kwargs["activation"] = act
     if bias is not None:
         kwargs["bias"] = bias
     fn = getattr(ttnn, op)
