@@ -58,7 +58,7 @@ def forward(device, params, *, x):
     a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -93,7 +93,7 @@ def forward_device(device, params, *, x_dev):
     a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
