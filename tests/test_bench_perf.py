@@ -32,9 +32,11 @@ def test_bench_perf_measures_the_baseline_revision_against_the_candidates_option
     rows = {line.split()[1]: line.split() for line in lines[3:6]}
     assert [line.split()[0] for line in lines[3:6]] == ["mlp"] * 3
     base, cand, ratio = rows["baseline"], rows["candidate"], rows["ratio"]
-    # the dram policy moves every activation through DRAM: more traffic; the relus fused into their linears
-    # (fuse-epilogues, after the pinned revision): two calls fewer
-    assert float(cand[2]) > float(base[2]) and float(ratio[2]) > 1.5
+    # the dram policy moves every activation through DRAM: more traffic (by less than it was: the baseline's
+    # unconfigured linears add their biases in a second pass, the candidate's name the core grid and do not,
+    # docs/ttnn-facts.md §31); the relus fused into their linears (fuse-epilogues, after the pinned revision):
+    # two calls fewer
+    assert float(cand[2]) > float(base[2]) and float(ratio[2]) > 1.2
     assert int(cand[3]) == int(base[3]) - 2 and ratio[3] == f"{int(cand[3]) / int(base[3]):.2f}"
     assert cand[-2:] == ["bf16", "0.0758"]  # weights MB by format
     assert lines[-1].startswith("(") and lines[-1].endswith(" s)")

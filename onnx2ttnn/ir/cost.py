@@ -10,8 +10,13 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   expanded to every input channel; a float32 tile 4096 B, bfloat16 2048 B, bfloat8_b 1088 B, bfloat4_b 576 B),
   read from L1 instead when the plan keeps them resident there (the conv's `_resident_weights` note,
   memory/conv_resident.py: moved to L1 after the first forward); a linear's weight is read at its layout's
-  dtype, bfloat8_b / bfloat4_b tiles included (the --weights option, lowering/weight_dtype.py);
+  dtype, bfloat8_b / bfloat4_b tiles included (the --weights option, lowering/weight_dtype.py); an embedding
+  reads the rows its indices select from a ROW_MAJOR table, but converts a TILE table whole to ROW_MAJOR first,
+  on every call (table read and its copy written; _account_table);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
+- epilogues: a matmul / linear with neither a program config nor a core grid runs its bias and its activation
+  as programs of their own after the matmul, each reading the result back and writing it again (tt-metal
+  matmul.cpp `post_process_bias`; docs/ttnn-facts.md §22, §31);
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
   the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
@@ -21,9 +26,10 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   remote L1 pages spends the sum at its ports (a weight resident in L1 is never slower than in DRAM).  An op
   runs on min(cores, output pages) cores, or on the cores holding its output's shards when that is sharded.
 Totals: modelled DRAM traffic, the floor, device time.  The floor: every weight not resident in L1 read once
-at its format (its layout's dtype, or what a conv prepares it as), plus the program's inputs and outputs in
-their device layouts; a resident weight costs no DRAM bytes per forward (it was uploaded once, in
-load_parameters, or moved to L1 once after the first forward, neither of which is counted).
+at its format (its layout's dtype, or what a conv prepares it as; an embedding table: the rows it gathers), plus
+the program's inputs and outputs in their device layouts; a resident weight costs no DRAM bytes per forward (it
+was uploaded once, in load_parameters, or moved to L1 once after the first forward, neither of which is
+counted).
 Dispatch (docs/design.md §6.20): every ttnn call of the forward (deallocations, weight uploads and host
 fallbacks excluded) costs DeviceSpec.host_dispatch_us on the host when the program runs eagerly; every call
 that runs a device program (not a view, not a FREE op) costs DeviceSpec.op_launch_us on the device, traced or
@@ -215,10 +221,13 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
         return cost
     cost.launch = True
     resident = resident_conv_params(node)
-    for tensor in node.inputs:
+    for index, tensor in enumerate(node.inputs):
         layout = layouts(tensor)
         if layout is None or (not layout.on_device and node.op in ("from_torch",)):
             continue  # the host side of an upload
+        if node.op == "embedding" and index == 1 and layout.on_device:
+            _account_table(cost, node, layout)
+            continue
         read_from = RESIDENT_CONV_LAYOUT if id(tensor) in resident else layout
         _account(cost, read_from, _bytes(tensor, layout, node), read=True)
     out_layout = None
@@ -231,9 +240,35 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
     _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
+    if out_layout is not None and _bias_apart(node, info):
+        _add_second_pass(cost, out_layout, "add", device, _bias_bytes(node, layouts))
     if out_layout is not None and _activation_apart(node, info):
-        _add_activation_kernel(cost, out_layout, node.attrs["activation"], device)
+        _add_second_pass(cost, out_layout, node.attrs["activation"], device)
     return cost
+
+
+def table_rows_bytes(node: gs.Node, layout: TTNNLayout) -> int:
+    """The bytes of the rows an embedding call gathers from its table: one row per index (tt-metal
+    ttnn/cpp/ttnn/operations/embedding/device/kernels/dataflow/embeddings.cpp reads one table row, a "stick",
+    per index), from the ROW_MAJOR table, or from the bfloat16 ROW_MAJOR copy a TILE table is turned into
+    (a bfloat8_b TILE table untilizes to bfloat16: docs/ttnn-facts.md §9)."""
+    rows = math.prod(int(d) for d in node.inputs[0].shape)
+    elem = LAYOUT_DTYPES["bf16" if layout.is_tile and layout.dtype != "f32" else layout.dtype][1]
+    return rows * int(node.inputs[1].shape[-1]) * elem
+
+
+def _account_table(cost: NodeCost, node: gs.Node, layout: TTNNLayout) -> None:
+    """An embedding's table traffic.  A ROW_MAJOR table: the gathered rows only.  A TILE table: ttnn.embedding
+    first converts it whole to ROW_MAJOR on every call (tt-metal ttnn/cpp/ttnn/operations/embedding/
+    embedding.cpp: `if weight layout is TILE: to_layout(weight, ROW_MAJOR)`), so the whole table is read and
+    its ROW_MAJOR copy written (in the table's buffer), then the rows are gathered from the copy."""
+    table = node.inputs[1]
+    if layout.is_tile:
+        copy = layout.with_(page="row_major", dtype="f32" if layout.dtype == "f32" else "bf16")
+        _account(cost, layout, total_bytes(table.shape, layout), read=True)
+        _account(cost, copy, total_bytes(table.shape, copy), read=False)
+        layout = copy
+    _account(cost, layout, table_rows_bytes(node, layout), read=True)
 
 
 def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0) -> None:
@@ -253,21 +288,40 @@ def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0
         cost.bound = ""
 
 
+def _unconfigured(node: gs.Node) -> bool:
+    """A matmul / linear with neither a program config nor a core grid: ttnn runs its bias and its activation as
+    programs of their own after the matmul (tt-metal matmul.cpp `post_process_bias`; docs/ttnn-facts.md §22, §31;
+    probe_epilogues.py, probe_core_grid.py)."""
+    return node.attrs.get("program_config") is None and node.attrs.get("core_grid") is None
+
+
 def _activation_apart(node: gs.Node, info: OpInfo) -> bool:
-    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result: without a program
-    config (docs/ttnn-facts.md §22, probe_epilogues.py)."""
-    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) \
-        and node.attrs.get("program_config") is None
+    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result."""
+    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) and _unconfigured(node)
 
 
-def _add_activation_kernel(cost: NodeCost, out: tuple, activation, device: DeviceSpec) -> None:
-    """Add the second kernel's work to a matmul's cost: it reads the result back and writes it again."""
+def _bias_apart(node: gs.Node, info: OpInfo) -> bool:
+    """A linear's bias that real ttnn adds with a binary op on the written result."""
+    return info.cost == Cost.MATRIX and len(node.inputs) > 2 and _unconfigured(node)
+
+
+def _bias_bytes(node: gs.Node, layouts: Layouts) -> tuple:
+    """(layout, bytes) of the bias the separate add reads."""
+    layout = layouts(node.inputs[2])
+    return (layout, total_bytes(node.inputs[2].shape, layout)) if layout is not None and layout.on_device else None
+
+
+def _add_second_pass(cost: NodeCost, out: tuple, op, device: DeviceSpec, operand: Optional[tuple] = None) -> None:
+    """Add a second program's work to a matmul's cost: it reads the result back (and `operand`, a bias) and writes
+    it again; `op` names its vector op (an activation string, or "add") for its flops."""
     tensor, layout = out
     unary = NodeCost(cost.index, cost.op, cores=cost.cores)
     nbytes = _bytes(tensor, layout)
     _account(unary, layout, nbytes, read=True)
     _account(unary, layout, nbytes, read=False)
-    flops = VECTOR_FLOPS.get(activation, 1) if isinstance(activation, str) else 1  # the string names the op
+    if operand is not None:
+        _account(unary, operand[0], operand[1], read=True)
+    flops = VECTOR_FLOPS.get(op, 1) if isinstance(op, str) else 1  # the string names the op
     unary.flops = float(math.prod(padded_shape(tensor.shape, layout)) * flops)
     _time(unary, device, matrix=False)
     for field in ("dram_read", "dram_write", "l1_read", "l1_write", "local_read", "local_write"):
@@ -378,7 +432,9 @@ def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs
                 continue
             prepared = prepared_weights_format(node) if tensor is node.inputs[1] else None
             fmt = layout.dtype if layout.on_device else prepared or "f32"
-            found[id(tensor)] = (tensor, fmt, _bytes(tensor, layout, node))
+            table = node.op == "embedding" and tensor is node.inputs[1] and layout.on_device
+            nbytes = table_rows_bytes(node, layout) if table else _bytes(tensor, layout, node)  # its rows only
+            found[id(tensor)] = (tensor, fmt, nbytes)
     return found
 
 

@@ -137,10 +137,17 @@ def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=No
 
 
 def embedding_dtype(ctx: LoweringContext, name: str, table: np.ndarray) -> Optional[str]:
-    """The device dtype of an embedding table: weight_dtype's choice, except that ttnn.embedding refuses a
-    bfloat4_b table (docs/ttnn-facts.md §20), which takes bfloat8_b instead; under --weights bf16 the compute
-    dtype whatever the table (a dequantized one too: the programs of before the option)."""
+    """The device dtype of an embedding table.  auto and bf16: the compute dtype, a ROW_MAJOR table (a
+    dequantized one too: the programs of before the option), because ttnn.embedding converts a TILE table whole
+    to ROW_MAJOR on every call before gathering its rows (docs/ttnn-facts.md §31: a BERT-base word table in
+    bfloat8_b reads 25 MB and writes 47 MB per forward where the ROW_MAJOR bf16 one reads 0.2 MB).  A forced
+    --weights bfp8 / bfp4: bfloat8_b TILE (it halves the table's DRAM footprint; ttnn.embedding refuses a
+    bfloat4_b table, docs/ttnn-facts.md §20)."""
     if ctx.weights == "bf16":
+        return None
+    if ctx.weights == "auto" and name not in ctx.dequantized:
+        ctx.note_weight_format(name, "bf16", "an embedding table: ttnn.embedding untilizes a TILE table whole "
+                                             "on every call, so it stays ROW_MAJOR")
         return None
     fmt = weight_dtype(ctx, name, table)
     if fmt == "bfp4":

@@ -7,7 +7,9 @@ config's circular buffers must fit it), and the compute_kernel_config choose-ker
 (fp32_dest_acc_en halves the destination tiles a subblock may fill).  Writes: `program_config` as an
 ir/program_config.ProgramConfig, chosen by ir/program_config.choose; a sharded call that gets none carries
 the note `_no_program_config` (why), and module.notes["choose-program-configs"] counts both.  Interleaved
-calls are left to ttnn's own choice.  The emitter defines each distinct config once at the top of the program.
+calls are left to ttnn's own choice, except that one carrying a fused `activation=` or a bias names the device's
+core grid (`core_grid=ttnn.CoreGrid(y=8, x=8)` on n150): ttnn then folds them into the matmul's own program
+instead of running each as a program of its own (docs/ttnn-facts.md §22, §31).  The emitter defines each distinct config once at the top of the program.
 Must already hold: place-memory ran (shard layouts are final), choose-kernel-configs ran.
 Before: `ttnn.matmul(q, k, ...)` with `q: tile<bf16> l1 height_sharded grid=4x1 shard=32x32`, k [1, 4, 16, 16];
 after: `ttnn.matmul(q, k, ..., program_config=matmul_reuse_4x1_m1_n1_k1)` (a MatmulMultiCoreReuseProgramConfig
@@ -19,7 +21,7 @@ from collections import Counter
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.graph import Module, layout_of
+from onnx2ttnn.ir.graph import Module, TTNNCall, layout_of
 from onnx2ttnn.ir.program_config import HEIGHT, WIDTH, ProgramConfig, choose
 from onnx2ttnn.ir.ttnn_ops import op_info
 from onnx2ttnn.memory.budget import scratch_reserve
@@ -32,9 +34,15 @@ class ChooseProgramConfigs(Pass):
     name = "choose-program-configs"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        chosen, declined = Counter(), Counter()
+        chosen, declined, grids = Counter(), Counter(), 0
+        grid = TTNNCall("CoreGrid", y=ctx.device.grid_y, x=ctx.device.grid_x)
         for node in module.graph.nodes:
-            if not op_info(node.op).program_config or not is_sharded_call(node):
+            if not op_info(node.op).program_config:
+                continue
+            if not is_sharded_call(node):
+                if folds_epilogue(node):
+                    node.attrs["core_grid"] = grid
+                    grids += 1
                 continue
             config = config_for(node)
             if isinstance(config, ProgramConfig):
@@ -43,13 +51,23 @@ class ChooseProgramConfigs(Pass):
             else:
                 node.attrs["_no_program_config"] = config
                 declined[config] += 1
-        module.notes[self.name] = {"calls": dict(sorted(chosen.items())), "declined": dict(sorted(declined.items()))}
+        module.notes[self.name] = {"calls": dict(sorted(chosen.items())), "declined": dict(sorted(declined.items())),
+                                   "core_grid": grids}
 
 
 def is_sharded_call(node: gs.Node) -> bool:
     """Whether the call reads a height- or width-sharded input_tensor_a (the calls that need a config)."""
     layout = layout_of(node.inputs[0]) if node.inputs else None
     return layout is not None and layout.memory_layout in (HEIGHT, WIDTH)
+
+
+def folds_epilogue(node: gs.Node) -> bool:
+    """Whether an interleaved call carries a fused activation or a bias, which real ttnn runs as programs of their
+    own after the matmul unless the call names a program config or a core grid (tt-metal matmul.cpp
+    `post_process_bias`; docs/ttnn-facts.md §22, §31: with `core_grid=` ttnn picks its own program config on
+    that grid and folds both into the matmul's one program)."""
+    has_bias = len(node.inputs) > 2 and node.inputs[2] is not None
+    return (bool(node.attrs.get("activation")) or has_bias) and node.attrs.get("program_config") is None
 
 
 def config_for(node: gs.Node):

@@ -9,7 +9,8 @@ of a comparison (`comparison`) whose output dtype differs from its input's (ttnn
 dtype unless told, e.g. UINT32 for an integer input); `_int_range` on the upload of an integer graph input
 whose dtype can hold values its device dtype cannot (int64 into int32): the program checks them at upload
 time rather than let them wrap.
-Typecasts that change nothing are dropped.
+Typecasts that change nothing are dropped.  A download (to_torch) of a TILE tensor whose padding at least
+doubles its bytes, by more than a call costs, reads a ROW_MAJOR conversion of it instead (compact_download).
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
 """
 from __future__ import annotations
@@ -19,7 +20,9 @@ import onnx_graphsurgeon as gs
 import numpy as np
 
 from onnx2ttnn.ir.dtypes import UPLOAD_TORCH_DTYPE
+from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import DEVICE, Module, TTNNRef, layout_of, replace_uses, set_layout, ttnn_node
+from onnx2ttnn.ir.layout import total_bytes
 from onnx2ttnn.ir.ttnn_ops import Page, node_input_layout, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -41,6 +44,8 @@ class DecomposeLayouts(Pass):
                 if need == Page.SAME:  # like input 0 (concat's inputs must all share one page layout)
                     first = layout_of(node.inputs[0])
                     need = first.page if first is not None and first.on_device else Page.ANY
+                if node.op == "to_torch" and compact_download(tensor, layout, ctx.device):
+                    need = Page.ROW_MAJOR
                 if need in (Page.ANY, Page.HOST) or layout is None or not layout.on_device or layout.page == need:
                     continue
                 key = (id(tensor), need)
@@ -56,6 +61,22 @@ class DecomposeLayouts(Pass):
         for node in graph.nodes:
             _set_conversion_arguments(node)
         module.notes[self.name] = {"to_layout_inserted": inserted, "noop_typecasts_removed": removed}
+
+
+def compact_download(tensor: gs.Tensor, layout, device: DeviceSpec) -> bool:
+    """Whether a download should read `tensor` in ROW_MAJOR: a TILE tensor whose tile padding at least doubles
+    the bytes the host reads (ResNet-50's [1, 2048, 7, 7] output: 4 MiB of tiles, 200 KB of rows), by more
+    bytes than the extra to_layout call costs (its launch and host dispatch, at the rate the cost model reads a
+    download: one NoC port, ir/cost.py).  ttnn reads a device tensor back page by page, padding included, and
+    untilizes on the host; converting on the device first reads back only the rows (docs/ttnn-facts.md §31)."""
+    if layout is None or not layout.on_device or not layout.is_tile or layout.dtype not in ROW_MAJOR_DTYPES:
+        return False
+    tiled, rows = total_bytes(tensor.shape, layout), total_bytes(tensor.shape, layout.with_(page=Page.ROW_MAJOR))
+    call_bytes = (device.op_launch_us + device.host_dispatch_us) * 1e-6 * device.noc_gbps_per_core * 1e9
+    return 2 * rows <= tiled and tiled - rows > call_bytes
+
+
+ROW_MAJOR_DTYPES = ("bf16", "f32", "u32", "i32")  # TILE -> ROW_MAJOR keeps these (docs/ttnn-facts.md §9)
 
 
 def _drop_noop_typecasts(graph: gs.Graph) -> int:

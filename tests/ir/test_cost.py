@@ -101,11 +101,16 @@ def test_floor_reads_each_weight_once_and_counts_inputs_and_outputs():
     # weight 64x64 = 4 tiles read once; input 32x64 and output 32x64 = 2 tiles each
     assert floor_bytes(graph) == (4 + 2 + 2) * tile
     cost = program_cost(graph, N150)
-    # all DRAM, in tiles: upload x 2; linear reads x 2 + w 4, writes h 2, and its relu (activation=, a second
-    # kernel: docs/ttnn-facts.md §22) reads h 2 and writes r 2; linear r 2 + w 4, y 2; to_torch reads y 2
+    # all DRAM, in tiles: upload x 2; linear reads x 2 + w 4, writes r 2 (its relu, activation=, folded into the
+    # matmul's program by core_grid=: docs/ttnn-facts.md §31); linear r 2 + w 4, y 2; to_torch reads y 2
     assert [(n.op, n.dram_read // tile, n.dram_write // tile) for n in cost.nodes] == [
-        ("from_torch", 0, 2), ("linear", 8, 4), ("linear", 6, 2), ("to_torch", 2, 0)]
-    assert cost.dram_bytes == 24 * tile
+        ("from_torch", 0, 2), ("linear", 6, 2), ("linear", 6, 2), ("to_torch", 2, 0)]
+    assert cost.dram_bytes == 20 * tile
+    # without the core grid, real ttnn runs the relu as a second program (§22): it reads h 2 and writes r 2 more
+    first = next(node for node in graph.nodes if node.op == "linear")
+    del first.attrs["core_grid"]
+    apart = program_cost(graph, N150)
+    assert [(n.dram_read // tile, n.dram_write // tile) for n in apart.nodes if n.op == "linear"][0] == (8, 4)
 
 
 def _relu_chain(count: int, view_every: int = 0) -> gs.Graph:
@@ -160,3 +165,46 @@ def test_weight_formats_count_each_weight_once_in_the_format_it_is_read_in():
             nodes.append(ttnn_node("matmul", [a, up.outputs[0]], [y]))
     formats = weight_formats(gs.Graph(nodes=uploads + nodes))
     assert formats == {"bf16": 4 * 2048, "bfp8": 4 * 1088}  # 2x2 tiles each
+
+
+def _embedding(table_layout: TTNNLayout, rows: int = 128, vocab: int = 30522, width: int = 768):
+    ids = gs.Variable("ids", dtype=np.int32, shape=[1, rows])
+    set_layout(ids, TTNNLayout(page="row_major", dtype="u32", buffer="l1"))
+    table = gs.Variable("table", dtype=np.float32, shape=[vocab, width])
+    set_layout(table, table_layout)
+    out = gs.Variable("rows", dtype=np.float32, shape=[1, rows, width])
+    set_layout(out, TTNNLayout(buffer="l1"))
+    return ttnn_node("embedding", [ids, table], [out])
+
+
+def test_embedding_reads_only_the_rows_of_a_row_major_table():
+    """One table row per index (tt-metal embeddings.cpp): 128 rows of 768 bf16, not the 47 MB table."""
+    cost = node_cost(_embedding(TTNNLayout(page="row_major", buffer="dram")), get_device("n150"))
+    assert cost.dram_read == 128 * 768 * 2 and cost.dram_write == 0
+
+
+def test_embedding_untilizes_a_tile_table_whole_on_every_call():
+    """ttnn.embedding turns a TILE table into a ROW_MAJOR copy first (tt-metal embedding.cpp): the bfloat8_b
+    tiles are read, the bfloat16 rows written, and the gathered rows read from the copy."""
+    cost = node_cost(_embedding(TTNNLayout(dtype="bfp8", buffer="dram")), get_device("n150"))
+    tiles = -(-30522 // 32) * (768 // 32) * 1088
+    assert cost.dram_read == tiles + 128 * 768 * 2 and cost.dram_write == 30522 * 768 * 2
+
+
+def test_an_unconfigured_linear_adds_its_bias_in_a_second_pass(mlp_path):
+    """Without a program config or a core grid, ttnn adds a linear's bias with a program of its own (tt-metal
+    matmul.cpp post_process_bias; probe_core_grid.py: 2 programs, 1 with core_grid): the result is read back
+    with the bias and written again."""
+    graph = onnx2ttnn.convert(mlp_path, memory="dram", weights="bf16").module.graph
+    head = [node for node in graph.nodes if node.op == "linear"][-1]
+    assert not head.attrs.get("activation") and "core_grid" in head.attrs
+    folded = node_cost(head, N150)
+    del head.attrs["core_grid"]
+    apart = node_cost(head, N150)
+    out, bias = head.outputs[0], head.inputs[2]
+    from onnx2ttnn.ir.graph import layout_of
+    from onnx2ttnn.ir.layout import total_bytes
+
+    result = total_bytes(out.shape, layout_of(out))
+    assert apart.dram_read - folded.dram_read == result + total_bytes(bias.shape, layout_of(bias))
+    assert apart.dram_write - folded.dram_write == result and apart.time_s > folded.time_s

@@ -224,7 +224,7 @@ def _embedding_model(table: np.ndarray):
 
 def test_embedding_tables_take_bfloat8_b_and_never_bfloat4_b():
     model = _embedding_model(rng.standard_normal((50, 64)).astype(np.float32))
-    for fmt in ("auto", "bfp4", "bfp8"):
+    for fmt in ("bfp4", "bfp8"):
         conversion = convert(model, weights=fmt)
         assert conversion.weight_formats()["table"][0] == "bfp8"
         assert "dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT" in conversion.source
@@ -233,3 +233,16 @@ def test_embedding_tables_take_bfloat8_b_and_never_bfloat4_b():
         assert verify(model, conversion=conversion, inputs=ids).passed
     assert convert(model, weights="bfp4").weight_formats()["table"][1].endswith("refuses bfloat4_b")
     assert "bfloat8_b" not in convert(model, weights="bf16").source
+
+
+def test_auto_keeps_embedding_tables_row_major_bf16():
+    """ttnn.embedding untilizes a TILE table whole on every call (docs/ttnn-facts.md §31): auto keeps the table
+    ROW_MAJOR, so the call gathers its rows only."""
+    model = _embedding_model(rng.standard_normal((50, 64)).astype(np.float32))
+    conversion = convert(model, weights="auto")
+    fmt, why = conversion.weight_formats()["table"]
+    assert fmt == "bf16" and "untilizes a TILE table" in why
+    upload = next(line for line in conversion.source.splitlines() if "params['table'] = ttnn.from_torch" in line)
+    assert "dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT" in upload and "bfloat8_b" not in conversion.source
+    ids = {"ids": rng.integers(0, 50, (1, 7)).astype(np.int64)}
+    assert verify(model, conversion=conversion, inputs=ids).passed

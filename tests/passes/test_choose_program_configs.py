@@ -85,3 +85,24 @@ def test_the_program_defines_each_config_once_and_passes_it():
     assert "program_config=matmul_reuse_4x1_m1_n1_k1" in source
     assert "program_config=matmul_1d_mcast_in1_8x8_m1_n3_k2" in source
     assert check_source(source) == []
+
+
+def test_an_interleaved_call_with_a_bias_or_an_activation_names_the_core_grid(mlp_path):
+    """mlp.onnx's linears (two with bias + relu, the head with a bias) run interleaved: each names the device's core
+    grid so that ttnn folds bias and relu into the matmul's program (docs/ttnn-facts.md §31); a MatMul with neither
+    names none; the program fits the API and the simulator's result still matches onnxruntime."""
+    from onnx2ttnn.verify import verify
+    from tests.ir.test_cost import _shared_weight_model
+
+    for device, grid in (("n150", "y=8, x=8"), ("p150", "y=10, x=11")):
+        conversion = onnx2ttnn.convert(mlp_path, device=device)
+        linears = [n for n in conversion.module.graph.nodes if n.op == "linear"]
+        assert [bool(n.attrs.get("activation")) for n in linears] == [True, True, False]
+        assert [repr(n.attrs.get("core_grid")) for n in linears] == [f"ttnn.CoreGrid({grid})"] * 3
+        assert conversion.module.notes["choose-program-configs"]["core_grid"] == 3
+        assert check_source(conversion.source) == []
+    assert verify(mlp_path, conversion=onnx2ttnn.convert(mlp_path)).passed
+    plain = onnx2ttnn.convert(_shared_weight_model(), weights="bf16").module.graph.nodes
+    products = [n for n in plain if n.op in ("matmul", "linear")]
+    assert [bool(n.attrs.get("activation")) for n in products] == [True, False]
+    assert ["core_grid" in n.attrs for n in products] == [True, False]

@@ -35,3 +35,36 @@ def test_comparison_in_its_input_dtype_has_no_dtype_argument():
     gt = _node(convert(_compare_model(False), dtype="fp32"), "gt")
     assert layout_of(gt.inputs[0]).dtype == layout_of(gt.outputs[0]).dtype == "f32"
     assert "dtype" not in gt.attrs
+
+
+def pooled_model(channels: int):
+    """x [1, channels, 4, 4] -> Relu -> GlobalAveragePool: a [1, channels, 1, 1] output, 32x32 tiles of one value."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["y"])]
+    graph = helper.make_graph(nodes, "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, 1, 1])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def _download_input(conversion):
+    return _node(conversion, "to_torch").inputs[0]
+
+
+def test_padded_download_is_read_back_in_row_major():
+    """[1, 1024, 1, 1] in tiles is 2 MiB, in rows 2 KiB: the program converts it on the device first, and the
+    simulator's result still matches onnxruntime."""
+    from onnx2ttnn.verify import verify
+
+    model = pooled_model(1024)
+    conversion = convert(model)
+    read = _download_input(conversion)
+    assert layout_of(read).page == "row_major" and read.inputs[0].op == "to_layout"
+    assert layout_of(read.inputs[0].inputs[0]).page == "tile"
+    assert "layout=ttnn.ROW_MAJOR_LAYOUT" in conversion.source
+    x = np.random.default_rng(0).standard_normal((1, 1024, 4, 4)).astype(np.float32)
+    assert verify(model, conversion=conversion, inputs={"x": x}).passed
+
+
+def test_small_download_keeps_its_tiles():
+    """[1, 16, 1, 1]: 32 KiB of tiles, less than one more call's launch and dispatch is worth at the download rate."""
+    read = _download_input(convert(pooled_model(16)))
+    assert layout_of(read).page == "tile" and read.inputs[0].op != "to_layout"

@@ -118,6 +118,17 @@ def test_programs_with_bfloat4_b_weights_run_on_real_ttnn(ttnn_mock, model, devi
     _check_on_real_ttnn(ttnn_mock, program, "auto", device)
 
 
+@pytest.mark.parametrize("device", ["n150", "p150"])
+def test_compact_download_program_runs_on_real_ttnn(ttnn_mock, device, tmp_path):
+    """A [1, 1024, 1, 1] output converted to ROW_MAJOR on the device before to_torch reads it back
+    (passes/decompose_layouts.py compact_download; docs/ttnn-facts.md §31)."""
+    from tests.passes.test_decompose_layouts import pooled_model
+
+    program = _convert(pooled_model(1024), tmp_path, "auto", device)
+    assert "layout=ttnn.ROW_MAJOR_LAYOUT" in Path(program).read_text().split("def forward")[1]
+    _check_on_real_ttnn(ttnn_mock, program, "auto", device)
+
+
 def _check_on_real_ttnn(ttnn_mock, program: str, memory: str, device: str) -> None:
     report = ttnn_mock.run_program(program, device=device)
     assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"

@@ -88,7 +88,7 @@ def forward(device, params, *, image):
     # 'flatten'
     flat = ttnn.reshape(gap_pooled, shape=(1, 32), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc'
-    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(flat)
     # 'output logits'
     logits_1 = ttnn.to_torch(logits).to(torch.float32)
@@ -146,7 +146,7 @@ def forward_device(device, params, *, image_dev):
     # 'flatten'
     flat = ttnn.reshape(gap_pooled, shape=(1, 32), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc'
-    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(flat, params['fc_w_t'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(flat)
     return {'logits': logits}
 
