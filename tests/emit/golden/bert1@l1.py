@@ -55,9 +55,9 @@ def load_parameters(device, path=None):
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_probs_qkv_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_probs_qkv_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_probs_qkv_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
-        params['attention_probs_out_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['attention_probs_out_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_probs_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['attention_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
@@ -99,7 +99,7 @@ def forward(device, params, *, input_ids, attention_mask):
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.probs'
-    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi4_fp32_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     attention_output_out_q, attention_output_out_k, attention_output_out_v = ttnn.transformer.split_query_key_value_and_split_heads(attention_output_out_qkv, num_heads=4, transpose_key=True, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_qkv)
     attention_output_out_scores = ttnn.matmul(attention_output_out_q, attention_output_out_k, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -113,7 +113,7 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(attention_output_out_probs)
     attention_output_out_joined = ttnn.transformer.concatenate_heads(attention_output_out_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_heads)
-    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_joined)
     # 'attention.residual + attention.norm.out'
     attention_norm_out = ttnn.layer_norm(attention_output_out, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], residual_input_tensor=embeddings_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -186,7 +186,7 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.probs'
-    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi4_fp32_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     attention_output_out_q, attention_output_out_k, attention_output_out_v = ttnn.transformer.split_query_key_value_and_split_heads(attention_output_out_qkv, num_heads=4, transpose_key=True, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_qkv)
     attention_output_out_scores = ttnn.matmul(attention_output_out_q, attention_output_out_k, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -200,7 +200,7 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(attention_output_out_probs)
     attention_output_out_joined = ttnn.transformer.concatenate_heads(attention_output_out_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_heads)
-    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_joined)
     # 'attention.residual + attention.norm.out'
     attention_norm_out = ttnn.layer_norm(attention_output_out, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], residual_input_tensor=embeddings_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
