@@ -195,7 +195,7 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
     _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
-    if out_layout is not None and _activation_apart(node, info):
+    if out_layout is not None and activation_apart(node):
         _add_activation_kernel(cost, out_layout, node.attrs["activation"], device)
     return cost
 
@@ -217,10 +217,12 @@ def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0
         cost.bound = ""
 
 
-def _activation_apart(node: gs.Node, info: OpInfo) -> bool:
+def activation_apart(node) -> bool:
     """A matmul's `activation=` that real ttnn runs as a second kernel on the written result: without a program
-    config (docs/ttnn-facts.md §22, probe_epilogues.py)."""
-    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) \
+    config (docs/ttnn-facts.md §22, probe_epilogues.py).  The matmul's result is then an intermediate of the
+    output's size, in the output's memory, until the activation has written the output (§32; the memory planner
+    counts it: memory/buffers.py)."""
+    return op_info(node.op).fused_activation == "activation" and bool(node.attrs.get("activation")) \
         and node.attrs.get("program_config") is None
 
 
