@@ -50,7 +50,7 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         params['embeddings_position'] = ttnn.from_torch(torch.from_numpy(data['embeddings_position']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -360,9 +360,9 @@ def load_weights(device):
 def open_device(args):
     """The device; with --trace, a trace region and --cqs command queues (an InputError when it cannot open)."""
     try:
-        if args.trace:
-            return ttnn.open_device(device_id=args.device_id, l1_small_size=16384,
-                                    trace_region_size=args.trace_region_size, num_command_queues=args.cqs)
+        if args.trace:  # (CreateDevice's signature names num_command_queues; open_device's leaves it out)
+            return ttnn.CreateDevice(device_id=args.device_id, num_command_queues=args.cqs, l1_small_size=16384,
+                                     trace_region_size=args.trace_region_size)
         return ttnn.open_device(device_id=args.device_id, l1_small_size=16384)
     except Exception as exc:
         raise InputError(f"cannot open device {args.device_id}: {printable(exc)}") from None
