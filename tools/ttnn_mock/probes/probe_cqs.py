@@ -38,23 +38,24 @@ for region in (0, 16 << 20):
         step(f"DRAM bytes per bank (trace region {region} B)", lambda: dram_bank_bytes(d))
         step("close_device", lambda: ttnn.close_device(d))
 
-print("--- C2 CreateDevice(device_id=0, num_command_queues=2, ...)", flush=True)
-d = step("CreateDevice(device_id=0, num_command_queues=2, l1_small_size=16384, trace_region_size=1<<20)",
-         lambda: ttnn.CreateDevice(device_id=0, num_command_queues=2, l1_small_size=16384,
-                                   trace_region_size=1 << 20))
-if d is not None:
-    step("type", lambda: type(d).__name__)
-    step("L1 per bank after CreateDevice", lambda: per_bank(d, ttnn.BufferType.L1))
-    queue_one_calls(d, "CreateDevice")
+def create_device(queues, label):
+    """CreateDevice with `queues` command queues, the queue-1 calls on it, closed."""
+    d = step(f"CreateDevice(device_id=0, num_command_queues={queues}, l1_small_size=16384, trace_region_size=1<<20)",
+             lambda: ttnn.CreateDevice(device_id=0, num_command_queues=queues, l1_small_size=16384,
+                                       trace_region_size=1 << 20))
+    if d is None:
+        return
+    if queues == 2:
+        step("type", lambda: type(d).__name__)
+        step("L1 per bank after CreateDevice", lambda: per_bank(d, ttnn.BufferType.L1))
+    queue_one_calls(d, label)
     step("close_device(d)", lambda: ttnn.close_device(d))
 
+
+print("--- C2 CreateDevice(device_id=0, num_command_queues=2, ...)", flush=True)
+create_device(2, "CreateDevice")
 print("--- C3 CreateDevice with one queue", flush=True)
-d = step("CreateDevice(device_id=0, num_command_queues=1, l1_small_size=16384, trace_region_size=1<<20)",
-         lambda: ttnn.CreateDevice(device_id=0, num_command_queues=1, l1_small_size=16384,
-                                   trace_region_size=1 << 20))
-if d is not None:
-    queue_one_calls(d, "CreateDevice, one queue")
-    step("close_device(d)", lambda: ttnn.close_device(d))
+create_device(1, "CreateDevice, one queue")
 
 print("--- C4 open_device(num_command_queues=2) (the call the manifest's signature leaves out)", flush=True)
 d = step("open_device(device_id=0, l1_small_size=16384, trace_region_size=1<<20, num_command_queues=2)",
