@@ -34,8 +34,9 @@ def replay_extent(items: list, capacity: int) -> tuple[list, int, int]:
     used = peak = extent = 0
     for index in sorted(set(starts) | set(ends)):
         for item in starts.get(index, []):
-            twin = _take(free, item.reserved) if getattr(item, "twin", False) else None
-            offset = _take(free, item.reserved) if twin is not None or not getattr(item, "twin", False) else None
+            has_twin = getattr(item, "twin", False)
+            twin = _take(free, item.reserved) if has_twin else None
+            offset = _take(free, item.reserved) if twin is not None or not has_twin else None
             if offset is None:
                 demoted.append(item)
             else:
