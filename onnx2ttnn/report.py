@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import CONV_OPS, MATRIX_OPS, node_cost, program_cost, weights
+from onnx2ttnn.ir.cost import CONV_OPS, MATRIX_OPS, activation_apart, node_cost, program_cost, weights
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import buffers
+from onnx2ttnn.ir.traceable import persistent_buffers
 from onnx2ttnn.ir.ttnn_ops import HOST_REGION
 from onnx2ttnn.memory.budget import usable_l1_per_core
 from onnx2ttnn.memory.capacity import dram_budget, dram_use
@@ -180,17 +181,21 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     n = len(graph.nodes)
     report.l1_per_core = [0] * n
     report.dram_live = [0] * n
+    held = persistent_buffers(graph)
     for buf in buffers(graph):
         lay = layout_of(buf.root)
         size = per_bank(buf.root, lay, device)
         report.parameter_bytes += total_bytes(buf.root.shape, lay) if buf.is_param else 0
-        # a weight holds its buffer from load_parameters on, before the forward pass's first call
-        first, last = (0, n - 1) if buf.is_param else (buf.first, buf.last)
+        # a weight holds its buffer from load_parameters on, before the forward pass's first call; a traced
+        # run holds its inputs and outputs to the end (counted so, as the memory plan does: design §6.26)
+        first, last = (0, n - 1) if buf.is_param else (buf.first, n - 1 if id(buf.root) in held else buf.last)
+        live = report.l1_per_core if lay.buffer == "l1" else report.dram_live
+        amount = size if lay.buffer == "l1" else total_bytes(buf.root.shape, lay)
         for step in range(first, last + 1):
-            if lay.buffer == "l1":
-                report.l1_per_core[step] += size
-            else:
-                report.dram_live[step] += total_bytes(buf.root.shape, lay)
+            live[step] += amount
+        producer = buf.root.inputs[0] if buf.root.inputs else None
+        if producer is not None and activation_apart(producer):  # its intermediate, beside it at its birth
+            live[first] += amount
     # conv weights the plan keeps resident (memory/conv_resident.py): planned from the first call on
     resident = sum(node.attrs.get("_resident_weights", 0) for node in graph.nodes if node.op == "conv2d")
     report.l1_per_core = [used + resident for used in report.l1_per_core]

@@ -53,18 +53,12 @@ def _split_params(signature: str) -> tuple[list[str], set[str], bool]:
 
 def documented_keywords(entry: dict | None) -> set[str]:
     """Keyword arguments an entry's doc lists under "Keyword Args" (open_device's nanobind signature leaves
-    out num_command_queues, which its doc lists and the real mock accepts: tools/ttnn_mock/probes/results/trace.txt)."""
+    out num_command_queues, which its doc lists and the real mock accepts: tools/ttnn_mock/probes/results/trace.txt).
+    The simulator's signatures may accept them (tests/sim/test_sim_api_manifest.py); generated programs do not
+    use them (check_source is strict: --trace programs open their device with CreateDevice, ttnn-facts §32)."""
     doc = (entry or {}).get("doc") or ""  # (a submodule's function has no top-level entry)
     section = doc.split("Keyword Args:", 1)[1] if "Keyword Args:" in doc else ""
     return set(re.findall(r"^\s+(\w+) \(", section, re.M))
-
-
-def _entry(name: str) -> dict | None:
-    api = manifest()
-    for section in ("operations", "functions", "classes"):
-        if name in api[section]:
-            return api[section][name]
-    return None
 
 
 def _signatures(name: str) -> list[str] | None:
@@ -117,7 +111,7 @@ def check_source(source: str) -> list[str]:
                 problems.append(f"line {node.lineno}: ttnn.{owner}{node.func.attr} does not exist")
             if not sigs:
                 continue
-            keywords = {k.arg for k in node.keywords} - documented_keywords(_entry(node.func.attr))
+            keywords = {k.arg for k in node.keywords}  # strict: a keyword only the doc lists does not count
             fits = False
             for sig in sigs:
                 positional, names, var_kw = _split_params(sig)

@@ -242,7 +242,7 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
     if out_layout is not None and _bias_apart(node, info):
         _add_second_pass(cost, out_layout, "add", device, _bias_bytes(node, layouts))
-    if out_layout is not None and _activation_apart(node, info):
+    if out_layout is not None and activation_apart(node):
         _add_second_pass(cost, out_layout, node.attrs["activation"], device)
     return cost
 
@@ -295,9 +295,13 @@ def _unconfigured(node: gs.Node) -> bool:
     return node.attrs.get("program_config") is None and node.attrs.get("core_grid") is None
 
 
-def _activation_apart(node: gs.Node, info: OpInfo) -> bool:
-    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result."""
-    return info.fused_activation == "activation" and bool(node.attrs.get("activation")) and _unconfigured(node)
+def activation_apart(node: gs.Node) -> bool:
+    """A matmul's `activation=` that real ttnn runs as a second kernel on the written result (an unconfigured
+    matmul: _unconfigured).  The matmul's result is then an intermediate of the output's size, in the output's
+    memory, until the activation has written the output (docs/ttnn-facts.md §32; the memory planner counts it:
+    memory/buffers.py)."""
+    return op_info(node.op).fused_activation == "activation" and bool(node.attrs.get("activation")) \
+        and _unconfigured(node)
 
 
 def _bias_apart(node: gs.Node, info: OpInfo) -> bool:

@@ -119,3 +119,16 @@ def _outputs_not_downloaded(graph: gs.Graph, plan: TracePlan) -> Optional[str]:
         if id(t) not in produced:
             return f"output {ascii(t.name)} is not read from a device tensor"
     return None
+
+
+def persistent_buffers(graph) -> frozenset:
+    """id() of the buffer roots a traced run keeps allocated from their birth to the end of the forward and
+    between replays: the persistent input buffers and the outputs each replay writes.  The memory planner
+    counts them so (memory/buffers.py), since the eager program frees them earlier.  Empty when the forward
+    cannot be traced.  `graph` is a graph or a memory PlanningView (its `inputs`, `outputs` and `nodes`)."""
+    plan = trace_plan(graph)
+    if not plan.traceable:
+        return frozenset()
+    roots = buffer_roots(graph)
+    held = [n.outputs[0] for n in plan.uploads] + [n.inputs[0] for n in plan.downloads if n.op == "to_torch"]
+    return frozenset(id(roots.get(id(t), t)) for t in held)

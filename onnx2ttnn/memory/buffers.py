@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from onnx2ttnn.ir.aliases import is_view
-from onnx2ttnn.ir.cost import CONV_OPS
+from onnx2ttnn.ir.cost import CONV_OPS, activation_apart
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
@@ -35,14 +35,30 @@ class BufferFacts:
     benefit: int  # DRAM bytes per forward pass it saves in L1 (0: worth nothing or pinned to DRAM)
     reads: list  # (node, input index) over all members, views and deallocations excluded
     pinned: str = ""  # why it stays in DRAM whatever fits, "" when nothing pins it
+    # its producer first writes an intermediate of its size in its memory, freed once it is written (a plain
+    # linear's fused activation: ir/cost.py activation_apart), so at `first` it needs its bytes twice
+    twin: bool = False
 
     @property
     def span(self) -> int:
         return self.last - self.first + 1
 
+    def fits(self, room, size: int) -> bool:
+        """Whether `size` bytes per core fit in `room` (bytes per core free at each schedule index) over its
+        live range, twice at its birth when it has a twin."""
+        return room[self.first:self.last + 1].min() >= size and (not self.twin or room[self.first] >= 2 * size)
 
-def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) -> BufferFacts:
-    """The facts of one buffer; `scheduled` holds id() of every node of the schedule."""
+    def take(self, room, size: int) -> None:
+        """Take `size` bytes per core out of `room` over its live range (and its twin's at its birth)."""
+        room[self.first:self.last + 1] -= size
+        if self.twin:
+            room[self.first] -= size
+
+
+def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set,
+             persistent: frozenset = frozenset()) -> BufferFacts:
+    """The facts of one buffer; `scheduled` holds id() of every node of the schedule; `persistent` id() of the
+    buffer roots a traced run keeps allocated to the end of the forward (ir/traceable.py persistent_buffers)."""
     root = buf.root
     l1 = layout_of(root).with_(buffer="l1", memory_layout="interleaved")
     members = {id(m) for m in buf.members}
@@ -64,7 +80,12 @@ def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set) -
         if not reads:
             return BufferFacts(buf, first, last, l1, size, size, 0, reads, "weight never read")
         return BufferFacts(buf, first, last, l1, size, size, nbytes * len(reads), reads)
-    return BufferFacts(buf, first, last, l1, size, size, 0 if pinned else nbytes * (1 + len(reads)), reads, pinned)
+    if id(root) in persistent:
+        last = last_index
+    producer = root.inputs[0] if root.inputs else None
+    twin = producer is not None and activation_apart(producer)
+    return BufferFacts(buf, first, last, l1, size, size, 0 if pinned else nbytes * (1 + len(reads)), reads, pinned,
+                       twin)
 
 
 def dram_pin(buf: Buffer, banks: int) -> str:
@@ -78,7 +99,13 @@ def dram_pin(buf: Buffer, banks: int) -> str:
     reader = next((node for member in buf.members for node in member.outputs
                    if any(node.inputs[i] is member for i in op_info(node.op).dram_inputs if i < len(node.inputs))),
                   None)
-    return f"{reader.op} reads it from DRAM only" if reader is not None else ""
+    if reader is not None:
+        return f"{reader.op} reads it from DRAM only"
+    copier = next((node for member in buf.members if layout_of(member).page == "tile" for node in member.outputs
+                   if any(node.inputs[i] is member for i in op_info(node.op).copied_tile_inputs
+                          if i < len(node.inputs))), None)
+    return (f"{copier.op} copies it whole into a temporary as large as itself, in its own memory, at every call"
+            if copier is not None else "")
 
 
 def writes_dram_only(node, banks: int) -> bool:

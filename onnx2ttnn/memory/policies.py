@@ -24,6 +24,7 @@ import numpy as np
 from onnx2ttnn.ir.cost import CONV_OPS
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.liveness import Buffer, buffers
+from onnx2ttnn.ir.traceable import persistent_buffers
 from onnx2ttnn.memory import conv_resident
 from onnx2ttnn.memory import moves as candidate_moves
 from onnx2ttnn.memory.budget import usable_l1_per_core
@@ -62,20 +63,21 @@ def l1(view: PlanningView, device: DeviceSpec) -> Choice:
     bufs = buffers(view)
     choice = Choice(bufs)
     room = _room(view, device)
+    persistent = persistent_buffers(view)
     taken = []
     for buf in sorted(bufs, key=lambda b: b.first):
         key = id(buf.root)
-        facts = describe(buf, len(view.nodes) - 1, device, set())  # no reads needed: L1 size and pins
+        facts = describe(buf, len(view.nodes) - 1, device, set(), persistent)  # no reads needed: size and pins
         pinned = "weight (the l1 policy keeps weights in DRAM)" if buf.is_param else facts.pinned
         if pinned:
             choice.why[key] = f"DRAM: {pinned}"
-        elif room[buf.first:buf.last + 1].min() >= facts.interleaved_bytes:
-            room[buf.first:buf.last + 1] -= facts.interleaved_bytes
+        elif facts.fits(room, facts.interleaved_bytes):
+            facts.take(room, facts.interleaved_bytes)
             choice.l1[key] = facts.l1
             choice.why[key] = "L1 interleaved: fits beside the L1 buffers live over its range"
             taken.append(facts)
         else:
-            choice.why[key] = _no_room(view, room, buf.first, buf.last, facts.interleaved_bytes)
+            choice.why[key] = _no_room(view, room, facts, facts.interleaved_bytes)
     _replay(taken, choice, device)
     return choice
 
@@ -103,7 +105,8 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     """Residency, sharding and the allocator replay over the view as it stands (module docstring)."""
     bufs = buffers(view)
     scheduled = {id(node) for node in view.nodes}
-    described = [describe(buf, len(view.nodes) - 1, device, scheduled) for buf in bufs]
+    persistent = persistent_buffers(view)
+    described = [describe(buf, len(view.nodes) - 1, device, scheduled, persistent) for buf in bufs]
     convs = conv_resident.candidates(view.nodes, len(view.nodes) - 1, device)
     weights = [f for f in described if f.buf.is_param] + convs  # uploads first, then the moves after forward
     facts = [f for f in described if not f.buf.is_param]
@@ -112,11 +115,11 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     worth = [f for f in facts if f.benefit > 0]
     order = sorted(worth, key=lambda f: (-f.benefit / (f.interleaved_bytes * f.span), f.first))
     for item in order:
-        if headroom[item.first:item.last + 1].min() >= item.interleaved_bytes:
-            headroom[item.first:item.last + 1] -= item.interleaved_bytes
+        if item.fits(headroom, item.interleaved_bytes):
+            item.take(headroom, item.interleaved_bytes)
             choice.l1[id(item.buf.root)] = item.l1
         else:
-            choice.why[id(item.buf.root)] = _no_room(view, headroom, item.first, item.last, item.interleaved_bytes)
+            choice.why[id(item.buf.root)] = _no_room(view, headroom, item, item.interleaved_bytes)
     for item in facts:
         if item.benefit == 0:
             choice.why[id(item.buf.root)] = f"DRAM: {item.pinned}" if item.pinned else "DRAM: saves no DRAM bytes"
@@ -137,10 +140,13 @@ def _room(view: PlanningView, device: DeviceSpec) -> np.ndarray:
     return np.array([usable_l1_per_core(device, op) for op in ops], dtype=np.int64)
 
 
-def _no_room(view: PlanningView, room: np.ndarray, first: int, last: int, size: int) -> str:
-    """Why a buffer of `size` bytes per core does not fit over first..last; names the conv when the conv
-    scratch reserve is all that is in the way."""
+def _no_room(view: PlanningView, room: np.ndarray, item: BufferFacts, size: int) -> str:
+    """Why a buffer of `size` bytes per core does not fit over its live range; names the conv when the conv
+    scratch reserve is all that is in the way, the producer's intermediate when it is."""
+    first, last = item.first, item.last
     short = [first + int(i) for i in np.flatnonzero(room[first:last + 1] < size)]
+    if not short:  # (only its twin did not fit)
+        return f"DRAM: no L1 room at {view.nodes[first].op} for its result and the intermediate it writes first"
     nodes = [view.nodes[i] for i in short if i < len(view.nodes)]
     if nodes and len(nodes) == len(short) and all(node.op in CONV_OPS for node in nodes):
         source = nodes[0].attrs.get("_source", "")

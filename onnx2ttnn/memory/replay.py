@@ -4,7 +4,9 @@ find contiguous room, not only enough bytes in total.
 The real allocator gives every L1 buffer the same range of addresses in every bank, taken top-down, first
 fit, and frees it at the buffer's deallocation (docs/ttnn-facts.md section 2, "Placement").  The replay
 walks the schedule: at each index it places the buffers born there (in the order given), then frees those
-whose last use it is (weights are never freed).  A buffer that finds no block is demoted to DRAM.  Weights
+whose last use it is (weights are never freed).  A buffer that finds no block is demoted to DRAM.  A buffer
+with a twin (buffers.py BufferFacts.twin) takes a block for its producer's intermediate first, given back
+once the buffer has its own block below it, as ttnn allocates and frees them.  Weights
 resident in L1 are given first: load_parameters allocates them before the forward pass's first tensor, so
 they hold the top of every bank and the activations' blocks lie below them, each as far below as the
 weights take (`extent` tells how far down the activations reach without them).
@@ -32,21 +34,33 @@ def replay_extent(items: list, capacity: int) -> tuple[list, int, int]:
     used = peak = extent = 0
     for index in sorted(set(starts) | set(ends)):
         for item in starts.get(index, []):
-            for k, (offset, length) in enumerate(free):
-                if length >= item.reserved:
-                    where[id(item)] = (offset, item.reserved)
-                    free[k] = (offset + item.reserved, length - item.reserved)
-                    used += item.reserved
-                    peak = max(peak, used)
-                    extent = max(extent, offset + item.reserved)
-                    break
-            else:
+            has_twin = getattr(item, "twin", False)
+            twin = _take(free, item.reserved) if has_twin else None
+            offset = _take(free, item.reserved) if twin is not None or not has_twin else None
+            if offset is None:
                 demoted.append(item)
+            else:
+                where[id(item)] = (offset, item.reserved)
+                used += item.reserved
+                peak = max(peak, used + (item.reserved if twin is not None else 0))
+                extent = max(extent, offset + item.reserved, (twin or 0) + item.reserved)
+            if twin is not None:  # the producer's intermediate, freed once the item is written
+                free = _release(free, twin, item.reserved)
         for item in ends.get(index, []):
             if id(item) in where and not item.buf.is_param:
                 free = _release(free, *where.pop(id(item)))
                 used -= item.reserved
     return demoted, peak, extent
+
+
+def _take(free: list, size: int):
+    """The offset of the first free block of `size` bytes (top-down, first fit), taken out of `free`; None
+    when no block is large enough."""
+    for k, (offset, length) in enumerate(free):
+        if length >= size:
+            free[k] = (offset + size, length - size)
+            return offset
+    return None
 
 
 def _release(free: list, offset: int, length: int) -> list:

@@ -59,7 +59,7 @@ def choose_shards(facts: list[BufferFacts], chosen: dict, headroom, device: Devi
         if best is not None:
             sharded, trial = best
             chosen[key] = sharded
-            headroom[item.first:item.last + 1] -= trial.extra
+            item.take(headroom, trial.extra)
             item.reserved += trial.extra
             kind = sharded.memory_layout.replace("_", "-")
             why[key] = f"{kind} {sharded.grid[0]}x{sharded.grid[1]}: modelled time -{trial.saved:.0f} %; {saves}"
@@ -81,7 +81,7 @@ def _try(item: BufferFacts, sharded: TTNNLayout, placed, chosen: dict, headroom,
     if clash:
         return _Trial(f"{kind}: {clash} has a tensor sharded the other way")
     extra = bytes_per_bank(item.buf.root.shape, sharded, device.cores) - item.reserved
-    if headroom[item.first:item.last + 1].min() < extra:
+    if not item.fits(headroom, extra):
         return _Trial(f"{kind}: no L1 room for a shard in every bank")
     nodes = list({id(n): n for n in [item.buf.root.inputs[0]] + [node for node, _ in item.reads]}.values())
     key = id(item.buf.root)

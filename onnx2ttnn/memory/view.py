@@ -39,13 +39,15 @@ class ViewNode:
 
 
 class PlanningView:
-    """The schedule (`nodes`) and graph outputs (`outputs`) of a graph, as ViewNodes and ViewTensors."""
+    """The schedule (`nodes`), graph inputs (`inputs`) and outputs (`outputs`) of a graph, as ViewNodes and
+    ViewTensors."""
 
     def __init__(self, graph: gs.Graph) -> None:
         self._nodes: dict[int, ViewNode] = {}
         self._tensors: dict[int, ViewTensor] = {}
         self._todo: list = []
         self.nodes = [self._node(node) for node in graph.nodes]
+        self.inputs = [self._tensor(tensor) for tensor in graph.inputs]
         self.outputs = [self._tensor(tensor) for tensor in graph.outputs]
         while self._todo:  # link everything reachable, consumers not in the schedule included
             item = self._todo.pop()

@@ -28,7 +28,8 @@ from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrie
 from .ops_conv import Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, conv2d, conv_transpose2d
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)
-from .ops_device import close_device, element_size, get_memory_view, open_device, synchronize_device, tile_size
+from .ops_device import (CreateDevice, close_device, element_size, get_memory_view, open_device, synchronize_device,
+                         tile_size)
 from .ops_eltwise import (abs, acos, acosh, add, asin, asinh, atan, atanh, ceil, celu, clamp, clip, cos, cosh,
                           divide, elu, eq, erf, exp, exp2, expm1, floor, fmod, ge, gelu, gt, hardshrink, hardsigmoid,
                           hardswish, hardtanh, isfinite, isinf, isnan, isneginf, isposinf, le, leaky_relu, log,

@@ -143,10 +143,17 @@ class BankAllocator:
             f"largest free block: {self.largest_free()} B)")
 
 
+def trace_region_bank_bytes(trace_region_size: int, dram_banks: int) -> int:
+    """What a trace region of `trace_region_size` bytes takes off the top of every DRAM bank: its share of the
+    banks rounded up to 4 KiB (docs/ttnn-facts.md section 32: 1 MiB over n150's 12 banks takes 90,112 B of each)."""
+    share = -(-trace_region_size // dram_banks)
+    return -(-share // 4096) * 4096
+
+
 class Device:
     """A simulated Tenstorrent chip (what ttnn.open_device returns)."""
 
-    def __init__(self, spec: DeviceSpec, device_id: int = 0, l1_small_size: int = 16384):
+    def __init__(self, spec: DeviceSpec, device_id: int = 0, l1_small_size: int = 16384, trace_region_size: int = 0):
         facts = ARCH_FACTS.get(spec.arch, ARCH_FACTS["wormhole_b0"])
         self.spec, self.device_id, self.l1_small_size = spec, device_id, l1_small_size
         self.l1_alignment, self.dram_alignment = facts["l1_alignment"], facts["dram_alignment"]
@@ -155,7 +162,8 @@ class Device:
         # the L1_SMALL region (l1_small_size bytes) sits at the top of each core's L1, above the tensor banks
         self.l1 = BankAllocator(BufferType.L1, spec.cores, l1_bank, facts["l1_total"] - l1_small_size - l1_bank,
                                 self.dram_alignment, bottom_up=False)
-        self.dram = BankAllocator(BufferType.DRAM, spec.dram_banks, spec.dram_bank_bytes, facts["dram_base"],
+        dram_bank = spec.dram_bank_bytes - trace_region_bank_bytes(trace_region_size, spec.dram_banks)
+        self.dram = BankAllocator(BufferType.DRAM, spec.dram_banks, dram_bank, facts["dram_base"],
                                   self.dram_alignment, bottom_up=True)
         self.is_open = True
         self.num_command_queues = 1  # open_device(num_command_queues=) sets it

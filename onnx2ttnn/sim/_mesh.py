@@ -144,7 +144,7 @@ def open_mesh_device(mesh_shape=None, l1_small_size=0, trace_region_size=0, num_
         raise TypeError(f"open_mesh_device: mesh_shape must be a ttnn.MeshShape, got {type(shape).__name__}")
     if shape.mesh_size() > spec.chips or (shape.dims() == 2 and not spec.fits_mesh(shape[0], shape[1])):
         raise RuntimeError(f"TT_FATAL: the system mesh of {spec.name} ({spec.chips} chips) cannot hold a {shape}")
-    return MeshDevice(shape, [Device(spec, k, l1_small_size) for k in range(shape.mesh_size())])
+    return MeshDevice(shape, [Device(spec, k, l1_small_size, trace_region_size) for k in range(shape.mesh_size())])
 
 
 def close_mesh_device(mesh_device) -> None:

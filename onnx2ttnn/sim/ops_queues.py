@@ -50,7 +50,7 @@ def _queue(device, cq_id) -> int:
     queues = len(_state(device)["count"])
     if not 0 <= q < queues:
         raise TraceError(f"command queue {q}: the device was opened with {queues} command queue(s) "
-                         "(open_device(num_command_queues=2) for two)")
+                         "(CreateDevice(num_command_queues=2) for two)")
     return q
 
 

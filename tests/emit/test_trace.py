@@ -137,3 +137,16 @@ def test_violations_planted_in_a_generated_forward_device_are_caught(plant, mess
     assert _main(program)[0] == 0  # eager runs never call forward_device
     code, _, err = _main(program, "--trace")
     assert code == 3 and message in err, err
+
+
+def test_the_buffers_a_traced_run_holds_are_the_input_uploads_and_the_downloaded_outputs(mlp_path, tmp_path):
+    from onnx2ttnn.ir.aliases import buffer_roots
+    from onnx2ttnn.ir.traceable import persistent_buffers
+
+    graph = onnx2ttnn.convert(mlp_path, "m_ttnn.py").module.graph
+    plan = trace_plan(graph)
+    roots = buffer_roots(graph)
+    expected = {id(roots.get(id(t), t)) for t in [plan.uploads[0].outputs[0], plan.downloads[0].inputs[0]]}
+    assert persistent_buffers(graph) == expected and len(expected) == 2
+    model = next(c for c in golden_cases.CASES if c.name == "fallback").model_path(str(tmp_path))
+    assert persistent_buffers(onnx2ttnn.convert(model, "f_ttnn.py").module.graph) == frozenset()  # not traceable

@@ -40,3 +40,27 @@ def test_replay_extent_is_how_far_down_the_lowest_block_reaches_and_weights_firs
     assert replay_extent([weight, a, b, c], capacity=8) == ([], 5, 5)
     # without room for that shift, the activation reaching lowest is the one demoted
     assert [item.buf.root.name for item in replay_extent([weight, a, b, c], capacity=4)[0]] == ["b"]
+
+
+def test_a_buffer_with_a_twin_takes_a_block_for_its_producer_s_intermediate_first():
+    # y (2 units) is written through an intermediate of its size (a linear's fused activation): the
+    # intermediate takes units 1..2, y 3..4 below it, then the intermediate is given back
+    x = _item("x", 0, 3, 1)
+    y = _item("y", 1, 3, 2)
+    y.twin = True
+    assert replay_extent([x, y], capacity=5) == ([], 5, 5)
+    after = _item("z", 2, 3, 2)  # fits in the intermediate's freed block
+    assert replay_extent([x, y, after], capacity=5)[0] == []
+    assert replay_extent([x, y], capacity=4)[0] == [y]  # 1 + 2 + 2 units do not fit in 4
+    y.twin = False
+    assert replay_extent([x, y], capacity=4) == ([], 3, 3)
+
+
+def test_fits_and_take_count_a_twin_at_its_birth_only():
+    room = np.array([4, 4, 4, 4])
+    item = _item("y", 1, 2, 2)
+    item.twin = True
+    assert item.fits(room, 2) and not item.fits(room, 3)
+    item.take(room, 2)
+    assert room.tolist() == [4, 0, 2, 4]
+    assert not item.fits(room, 1)  # no room left at its birth for a second one

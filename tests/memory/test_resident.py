@@ -42,3 +42,35 @@ def test_nothing_resident_without_room_and_a_weight_never_read_says_so():
     assert (taken, resident) == (0, [])
     assert why == {"a": "DRAM: weight, 10 B per bank, does not fit in the 0 B per bank the activations leave",
                    "z": "DRAM: weight never read"}
+
+
+def _embedding_model(rows: int = 512, width: int = 256):
+    """y = table[ids] + 1: a Gather from a constant table (ttnn.embedding), ids [1, 16] int64."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = numpy_helper.from_array(np.random.default_rng(0).standard_normal((rows, width)).astype(np.float32), "t")
+    one = numpy_helper.from_array(np.ones((1,), np.float32), "one")
+    nodes = [helper.make_node("Gather", ["t", "ids"], ["g"]), helper.make_node("Add", ["g", "one"], ["y"])]
+    graph = helper.make_graph(nodes, "embed", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, width])], [table, one])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_tile_embedding_table_stays_in_dram_and_a_row_major_one_may_be_resident():
+    # ttnn.embedding copies a TILE table whole into a temporary of its bf16 size in the table's own memory at
+    # every call (docs/ttnn-facts.md §32: BERT-base's bfloat8_b table made the embedding clash in L1 on p150)
+    from onnx2ttnn.ir.graph import layout_of
+    from tests.memory.memory_models import run_pipeline
+
+    for weights, page, buffer in (("bfp8", "tile", "dram"), ("bf16", "row_major", "l1")):
+        module, _ = run_pipeline(_embedding_model(), weights=weights)
+        embedding = next(n for n in module.graph.nodes if n.op == "embedding")
+        table = embedding.inputs[1]
+        assert (layout_of(table).page, layout_of(table).buffer) == (page, buffer), weights
+        reason = module.notes["place-memory"]["reasons"][table]
+        if buffer == "dram":
+            assert reason == ("DRAM: embedding copies it whole into a temporary as large as itself, in its own "
+                              "memory, at every call")
+        else:
+            assert reason.startswith("L1 interleaved, resident")

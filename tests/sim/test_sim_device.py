@@ -158,3 +158,34 @@ def test_l1_small_size_shrinks_the_l1_banks(ttnn):
     d = ttnn.open_device(device_id=0, l1_small_size=16384 + 4096)
     assert d.l1.bank_size == 1_376_928 - 4096
     ttnn.close_device(d)
+
+
+@pytest.mark.parametrize("name,region,bank", [
+    ("n150", 0, 1_072_693_184), ("n150", 1 << 20, 1_072_603_072), ("n150", 16 << 20, 1_071_292_352),
+    ("p150", 1 << 20, 4_277_010_304), ("p150", 16 << 20, 4_275_044_224)])
+def test_the_trace_region_comes_off_every_dram_bank_as_on_the_mock(name, region, bank):
+    # docs/ttnn-facts.md §32 (probe_cqs.py): the region over the banks, rounded up to 4 KiB
+    runtime.configure(name)
+    try:
+        with runtime.install() as ttnn:
+            for device in (ttnn.open_device(device_id=0, l1_small_size=16384, trace_region_size=region),
+                           ttnn.CreateDevice(0, 1, 16384, region)):
+                assert ttnn.get_memory_view(device, ttnn.BufferType.DRAM).total_bytes_per_bank == bank
+                ttnn.close_device(device)
+    finally:
+        runtime.configure(None)
+
+
+def test_create_device_opens_the_command_queues_it_is_asked_for():
+    runtime.configure("n150")
+    try:
+        with runtime.install() as ttnn:
+            two = ttnn.CreateDevice(device_id=0, num_command_queues=2, l1_small_size=16384, trace_region_size=1 << 20)
+            assert ttnn.record_event(two, 1) is not None
+            ttnn.close_device(two)
+            one = ttnn.CreateDevice(device_id=0, l1_small_size=16384)
+            with pytest.raises(Exception, match="command queue 1: the device was opened with 1"):
+                ttnn.record_event(one, 1)
+            ttnn.close_device(one)
+    finally:
+        runtime.configure(None)

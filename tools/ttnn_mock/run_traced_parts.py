@@ -1,5 +1,5 @@
-"""Run the parts of a generated program's --trace path that a mock device can run: open the device with a trace
-region and two command queues, upload the inputs into their persistent buffers (forward_inputs), copy new
+"""Run the parts of a generated program's --trace path that a mock device can run: open the device as the
+program's --trace --cqs 2 run does (a trace region and two command queues), upload the inputs into their persistent buffers (forward_inputs), copy new
 host values into them on queues 0 and 1 (host_inputs, ttnn.copy_host_to_device_tensor), record events, and run
 forward_device and read_outputs eagerly, as the capture would record them. Capture, replay and wait_for_event are
 not run: on a mock device tt-metal has no command queue and they segfault (docs/ttnn-facts.md §25).
@@ -8,6 +8,7 @@ not run: on a mock device tt-metal has no command queue and they segfault (docs/
 OUT.json: {"ok", "error", "steps": [name, ...], "addresses_kept": bool, "outputs": {name: shape}}."""
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
@@ -31,9 +32,10 @@ def main(program: str, out: str, device_name: str) -> int:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         steps = report["steps"]
-        device = ttnn.open_device(device_id=0, l1_small_size=16384, trace_region_size=module.TRACE_REGION_SIZE,
-                                  num_command_queues=2)
-        steps.append("open_device(trace_region_size, num_command_queues=2)")
+        # the program's own opening of a --trace --cqs 2 run (ttnn.CreateDevice, docs/ttnn-facts.md §32)
+        args = argparse.Namespace(device_id=0, trace=True, cqs=2, trace_region_size=module.TRACE_REGION_SIZE)
+        device = module.open_device(args)
+        steps.append("program open_device(--trace --cqs 2)")
         params = module.load_parameters(device, weights)
         inputs = module.random_inputs()
         buffers = module.forward_inputs(device, **inputs)

@@ -28,7 +28,8 @@ declare("repeat", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
 # a rule may pin ROW_MAJOR for its input (node `_input_layouts`): padding the front of a TILE tensor on the
 # device is not supported (lowering/pad.py)
 declare("pad", **_MOVES)
-# indices are uint32 ROW_MAJOR; a float table gives TILE rows, an integer one ROW_MAJOR rows
+# indices are uint32 ROW_MAJOR; a float table gives TILE rows, an integer one ROW_MAJOR rows; a TILE table (a
+# bfloat8_b one) is copied whole into a temporary of its bf16 size in its own memory at every call (ttnn-facts §32)
 declare("embedding", ("input_tensor", "weight"), input_layouts=(Page.ROW_MAJOR, Page.ROW_MAJOR),
         input_dtypes=(InDtype.INDICES,), integer_inputs=(0,), output_page=Page.TILE, integer_page=Page.ROW_MAJOR,
-        layout_arguments=("layout",))
+        layout_arguments=("layout",), copied_tile_inputs=(1,))

@@ -142,6 +142,9 @@ class OpInfo:
     # --- placement
     output_buffer: str = Writes.AS_ASKED
     dram_inputs: tuple[int, ...] = ()  # input positions it reads from DRAM only (memory/buffers.py pins them)
+    # input positions that, in TILE layout, it copies whole into a temporary as large as the input, in the input's
+    # own memory, at every call (memory/buffers.py keeps such a weight in DRAM)
+    copied_tile_inputs: tuple[int, ...] = ()
     view: bool = False  # may return a view sharing input 0's buffer (ir/views.py says when)
     height: Optional[ShardFacts] = None  # takes height-sharded L1 tensors (None: never used so)
     width: Optional[ShardFacts] = None  # takes width-sharded L1 tensors (None: never used so)

@@ -231,9 +231,9 @@ def load_weights(device):
 def open_device(args):
     """The device; with --trace, a trace region and --cqs command queues (an InputError when it cannot open)."""
     try:
-        if args.trace:
-            return ttnn.open_device(device_id=args.device_id, l1_small_size=16384,
-                                    trace_region_size=args.trace_region_size, num_command_queues=args.cqs)
+        if args.trace:  # (CreateDevice's signature names num_command_queues; open_device's leaves it out)
+            return ttnn.CreateDevice(device_id=args.device_id, num_command_queues=args.cqs, l1_small_size=16384,
+                                     trace_region_size=args.trace_region_size)
         return ttnn.open_device(device_id=args.device_id, l1_small_size=16384)
     except Exception as exc:
         raise InputError(f"cannot open device {args.device_id}: {printable(exc)}") from None
