@@ -50,14 +50,14 @@ def load_parameters(device, path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     params = {}
     with numpy.load(path, allow_pickle=False) as data:
-        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        params['embeddings_word'] = ttnn.from_torch(torch.from_numpy(data['embeddings_word']), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_position'] = ttnn.from_torch(torch.from_numpy(data['embeddings_position']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_token_type'] = ttnn.from_torch(torch.from_numpy(data['embeddings_token_type']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['embeddings_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['embeddings_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
-        params['attention_probs_qkv_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['attention_probs_qkv_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['attention_probs_qkv_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_qkv_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
-        params['attention_probs_out_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+        params['attention_probs_out_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_weight']), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['attention_probs_out_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_probs_out_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['attention_norm_weight'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_weight']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
         params['attention_norm_bias'] = ttnn.from_torch(torch.from_numpy(data['attention_norm_bias']), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -99,7 +99,7 @@ def forward(device, params, *, input_ids, attention_mask):
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.probs'
-    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     attention_output_out_q, attention_output_out_k, attention_output_out_v = ttnn.transformer.split_query_key_value_and_split_heads(attention_output_out_qkv, num_heads=4, transpose_key=True, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_qkv)
     attention_output_out_scores = ttnn.matmul(attention_output_out_q, attention_output_out_k, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -113,16 +113,16 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(attention_output_out_probs)
     attention_output_out_joined = ttnn.transformer.concatenate_heads(attention_output_out_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_heads)
-    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_joined)
     # 'attention.residual + attention.norm.out'
     attention_norm_out = ttnn.layer_norm(attention_output_out, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], residual_input_tensor=embeddings_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual + last_hidden_state'
     last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -132,7 +132,7 @@ def forward(device, params, *, input_ids, attention_mask):
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'pooler.dense'
-    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pooler_first)
     # 'pooler_output'
     pooler_output = ttnn.tanh(pooler_dense, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)))
@@ -186,7 +186,7 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     # 'mask.heads'
     mask_heads = ttnn.reshape(mask_bias, shape=(1, 1, 1, 16), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'attention.probs'
-    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out_qkv = ttnn.linear(embeddings_norm_out, params['attention_probs_qkv_weight'], bias=params['attention_probs_qkv_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     attention_output_out_q, attention_output_out_k, attention_output_out_v = ttnn.transformer.split_query_key_value_and_split_heads(attention_output_out_qkv, num_heads=4, transpose_key=True, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_qkv)
     attention_output_out_scores = ttnn.matmul(attention_output_out_q, attention_output_out_k, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -200,16 +200,16 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(attention_output_out_probs)
     attention_output_out_joined = ttnn.transformer.concatenate_heads(attention_output_out_heads, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_heads)
-    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    attention_output_out = ttnn.linear(attention_output_out_joined, params['attention_probs_out_weight'], bias=params['attention_probs_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(attention_output_out_joined)
     # 'attention.residual + attention.norm.out'
     attention_norm_out = ttnn.layer_norm(attention_output_out, weight=params['attention_norm_weight'], bias=params['attention_norm_bias'], residual_input_tensor=embeddings_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual + last_hidden_state'
     last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -219,7 +219,7 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     pooler_first_0 = ttnn.slice(last_hidden_state, [0, 0, 0], [1, 1, 64], [1, 1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
     pooler_first = ttnn.reshape(pooler_first_0, shape=(1, 64), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'pooler.dense'
-    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
+    pooler_dense = ttnn.linear(pooler_first, params['pooler_weight_t'], bias=params['pooler_dense_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(pooler_first)
     # 'pooler_output'
     pooler_output = ttnn.tanh(pooler_dense, memory_config=ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1, ttnn.ShardSpec(ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))}), [32, 32], ttnn.ShardOrientation.ROW_MAJOR)))
