@@ -99,6 +99,15 @@ def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
     w.line()
 
 
+# emitted when a weight is stored as integer codes and scales (emit/weights.py)
+DEQUANTIZED_WEIGHT = '''
+def dequantized_weight(data, key):
+    """A weight the quantized model stored as integer codes and scales: their float32 product, the value the
+    converter computed from them, bit for bit."""
+    return data[key + ".codes"].astype(numpy.float32) * data[key + ".scale"]
+'''
+
+
 REGION_HELPERS = '''
 # Host regions: ONNX nodes ttnn cannot run, cut out as small ONNX models and run by onnxruntime on the host.
 def open_region(path):
