@@ -125,7 +125,7 @@ class PythonEmitter:
         self.names = Namespace(reserved=tuple(defined_names(self.helpers)))
         self._tensor_names: dict[int, str] = {}
         self.weights: dict[str, np.ndarray] = {}  # the weights file's arrays
-        self.compact: set[str] = set()  # parameters stored as codes and scales (emit/weights.py)
+        self.compact: dict = {}  # parameters stored as codes and scales -> their blocks (emit/weights.py)
         self.region_files = region_files(weights_file, len(module.regions))
         self.trace = trace_plan(module.graph)
         if module.chips > 1 and self.trace.traceable:  # (the traced helpers upload without mesh mappers)
@@ -174,7 +174,7 @@ class PythonEmitter:
         if node.op == "from_torch":
             src = node.inputs[0]
             param = node.attrs.get("_param")
-            first = (f"torch.from_numpy({stored_weight(param, param in self.compact)})" if param else self.name(src))
+            first = (f"torch.from_numpy({stored_weight(param, self.compact)})" if param else self.name(src))
             shape = _upload_shape(node)
             if shape is not None:
                 first += f".reshape({literal(shape)})"

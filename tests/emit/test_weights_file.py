@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 
 from onnx2ttnn.convert import convert
-from onnx2ttnn.emit.weights import compact_weight, npz_bytes
+from onnx2ttnn.emit.weights import compact_weight, expand_blocks, npz_bytes
 from onnx2ttnn.verify import verify
 from tests.lowering.test_quantize import I8, _const, _model, qdq_linear
 from onnx import TensorProto, helper
@@ -98,8 +98,21 @@ def test_compact_weight_refuses_what_it_cannot_give_back_exactly():
     codes = np.array([[3, -4], [127, 0]], np.int8)
     value = codes.astype(np.float32) * scale
     found = compact_weight(value, scale.reshape(1, 2))
-    assert found is not None and (found[0] == codes).all() and found[0].dtype == np.int8
+    assert found is not None and (found[0] == codes).all() and found[0].dtype == np.int8 and found[2] is None
     assert compact_weight(value + np.float32(0.1), scale.reshape(1, 2)) is None  # not on the grid
     assert compact_weight(value * np.float32(1000), scale.reshape(1, 2)) is None  # codes past 16 bits
     assert compact_weight(value.astype(np.float64), scale.reshape(1, 2)) is None  # not a float32 weight
-    assert compact_weight(value, np.full((2, 2), 0.5, np.float32)) is None  # blocked scales: nothing to gain
+
+
+def test_blocked_scales_are_stored_one_per_block():
+    rng = np.random.default_rng(5)
+    blocks = rng.uniform(0.01, 0.1, (3, 5)).astype(np.float32)  # 3 blocks of 32 along axis 0 (70 rows: 32, 32, 6)
+    steps = expand_blocks(blocks, (0, 32), 70)
+    codes = rng.integers(-8, 8, (70, 5)).astype(np.int8)
+    value = codes.astype(np.float32) * steps
+    found = compact_weight(value, steps)
+    assert found is not None and found[2] == (0, 32) and found[1].shape == (3, 5)
+    assert (found[0] == codes).all()
+    mixed = steps.copy()
+    mixed[40, 0] *= 2  # not one value per block any more: stays float32
+    assert compact_weight(codes.astype(np.float32) * mixed, mixed) is None

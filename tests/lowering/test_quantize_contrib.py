@@ -99,6 +99,10 @@ def test_matmul_nbits_dequantizes_its_weight_at_conversion(tmp_path, bits, symme
     assert conversion.fallback_counts() == {} and not conversion.module.regions
     assert _ops(conversion).count("linear") == 2
     assert {dtype for dtype, _ in conversion.quantized_weights().values()} == {"bfp8"}
+    stored = conversion.program.weights  # the codes and one scale per block, not the float32 weight
+    key = f"w_q{bits}_dequantized"
+    assert stored[key + ".codes"].shape == (64, 48) and stored[key + ".scale"].shape == (2, 48)
+    assert f"dequantized_weight(data, '{key}', (0, 32))" in conversion.source
     report = verify(model, conversion=conversion)
     assert report.passed and report.outputs[0].pcc > 0.999, report
 
