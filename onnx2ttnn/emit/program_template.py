@@ -99,19 +99,6 @@ def load_parameters(w: CodeWriter, em, param_nodes: list) -> None:
     w.line()
 
 
-# emitted when a weight is stored as integer codes and scales (emit/weights.py)
-DEQUANTIZED_WEIGHT = '''
-def dequantized_weight(data, key, block=None):
-    """A weight the quantized model stored as integer codes and scales: their float32 product, the value the
-    converter computed from them, bit for bit.  block (axis, size): one scale per `size` values along `axis`."""
-    codes, scale = data[key + ".codes"], data[key + ".scale"]
-    if block is not None:
-        axis, size = block
-        scale = numpy.repeat(scale, size, axis=axis).take(numpy.arange(codes.shape[axis]), axis=axis)
-    return codes.astype(numpy.float32) * scale
-'''
-
-
 REGION_HELPERS = '''
 # Host regions: ONNX nodes ttnn cannot run, cut out as small ONNX models and run by onnxruntime on the host.
 def open_region(path):

@@ -13,7 +13,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.emit import program_template
-from onnx2ttnn.emit.weights import store_weights, stored_weight
+from onnx2ttnn.emit.weights import DEQUANTIZED_WEIGHT, store_weights, stored_weight
 from onnx2ttnn.emit.writer import CodeWriter
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
@@ -281,7 +281,7 @@ class PythonEmitter:
         program_template.header(w, self, inputs)
         program_template.config_definitions(w, self.kernel_configs, program_template.KERNEL_CONFIGS)
         program_template.config_definitions(w, self.program_configs, program_template.PROGRAM_CONFIGS)
-        for block, wanted in ((program_template.DEQUANTIZED_WEIGHT, self.compact),
+        for block, wanted in ((DEQUANTIZED_WEIGHT, self.compact),
                               (program_template.REGION_HELPERS, self.region_files),
                               (program_template.INTEGER_INPUT, any(n.attrs.get("_int_range") for n in body_nodes))):
             if wanted:

@@ -23,6 +23,19 @@ _CODE_TYPES = (np.int8, np.int16)
 Block = tuple[int, int]  # (axis, values per block) of a blocked scale
 
 
+# the program's reader of a compact weight, emitted when the file holds one
+DEQUANTIZED_WEIGHT = '''
+def dequantized_weight(data, key, block=None):
+    """A weight the quantized model stored as integer codes and scales: their float32 product, the value the
+    converter computed from them, bit for bit.  block (axis, size): one scale per `size` values along `axis`."""
+    codes, scale = data[key + ".codes"], data[key + ".scale"]
+    if block is not None:
+        axis, size = block
+        scale = numpy.repeat(scale, size, axis=axis).take(numpy.arange(codes.shape[axis]), axis=axis)
+    return codes.astype(numpy.float32) * scale
+'''
+
+
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """An .npz archive of `arrays` in key order, with fixed timestamps (same input, same bytes)."""
     buffer = io.BytesIO()

@@ -10,8 +10,9 @@ point's type is asked.  What is left unmatched is lowered op by op (lowering/qua
 A pair whose input is already on its grid is dropped: x comes, through data movement only (Reshape,
 Transpose, Squeeze, Unsqueeze, Flatten), from a DequantizeLinear (or a pair fused here) of the same scale,
 zero point and type, so x = (k - z) * s for integers k in range and the pair gives x back exactly (in float32,
-x / s is within a few 2^-24 relative steps of the integer k - z: round, add and clip change nothing).  quantize_static writes
-such pairs after every Reshape and Transpose of a quantized tensor: a third of a QDQ BERT's, half a ViT's.
+x / s is within a few 2^-24 relative steps of the integer k - z: round, add and clip change nothing).
+quantize_static writes such pairs after every Reshape and Transpose of a quantized tensor: a third of a QDQ
+BERT's, half a ViT's.
 Before: `r = Reshape(DQ(q, s, z)); y = DQ(Q(r, s, z), s, z)`; after: `y` is `r`.
 """
 from __future__ import annotations
