@@ -116,3 +116,13 @@ def test_blocked_scales_are_stored_one_per_block():
     mixed = steps.copy()
     mixed[40, 0] *= 2  # not one value per block any more: stays float32
     assert compact_weight(codes.astype(np.float32) * mixed, mixed) is None
+
+
+def test_the_conversion_summary_counts_a_compact_weight_once(tmp_path):
+    from tests.test_cli import run_inprocess
+
+    onnx.save(qdq_linear(), tmp_path / "q.onnx")
+    run = run_inprocess(["convert", "q.onnx", "-o", "q_ttnn.py"], tmp_path)
+    assert run.code == 0, run.stderr
+    summary = run.stdout + run.stderr
+    assert "weights: 1 tensors, " in summary and "(1 as integer codes and scales)" in summary
