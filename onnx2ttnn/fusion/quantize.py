@@ -24,6 +24,7 @@ from onnx2ttnn.fusion import (FUSED_DOMAIN, FusionRule, Match, constant, is_op, 
                               single_consumer)
 
 MOVES = ("Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten")  # ops that only move values
+MAX_MOVES = 8  # how far back through moves a pair looks (dropped pairs join chains: a bound keeps the pass linear)
 
 
 def _param(node: gs.Node, index: int):
@@ -67,9 +68,9 @@ def _bounds(zero: np.ndarray) -> tuple[float, float]:
 def _on_grid(x: gs.Tensor, scale: float, bounds: tuple[float, float]) -> bool:
     """x is, through data movement only, the output of a dequantization to the same grid (scale, zero point
     and type), fused here already or not."""
-    node = producer(x)
-    while node is not None and any(is_op(node, op) for op in MOVES):
-        node = producer(node.inputs[0])
+    node, moves = producer(x), 0
+    while node is not None and any(is_op(node, op) for op in MOVES) and moves < MAX_MOVES:
+        node, moves = producer(node.inputs[0]), moves + 1
     if node is None:
         return False
     if node.op == "QuantizeDequantize" and node.domain == FUSED_DOMAIN:
