@@ -17,6 +17,7 @@ from collections import Counter
 
 import click
 
+from onnx2ttnn.emit.weights import CODES
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
@@ -203,7 +204,7 @@ def summary(result, program: str, weights: str) -> str:
         f"host fallback nodes: {sum(fallbacks.values())}" + (f" ({hosted})" if hosted else ""),
         *_fusions_line(result.module.notes),
         *region_lines(result.region_summaries()),
-        f"weights: {len(result.program.weights)} tensors, {result.weight_bytes() / 1e6:.2f} MB",
+        _weights_line(result.program.weights, result.weight_bytes()),
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
@@ -220,6 +221,13 @@ def _fusions_line(notes: dict) -> list[str]:
     if not applied:
         return []
     return ["fused: " + ", ".join(f"{name} {n}" for name, n in sorted(applied.items(), key=lambda kv: (-kv[1], kv[0])))]
+
+
+def _weights_line(stored: dict, nbytes: int) -> str:
+    """The weights file's tensors and bytes; a quantized weight kept as codes and scales counts once."""
+    compact = sum(1 for key in stored if key.endswith(CODES))
+    return (f"weights: {len(stored) - compact} tensors, {nbytes / 1e6:.2f} MB"
+            + (f" ({compact} as integer codes and scales)" if compact else ""))
 
 
 def _quantized_line(weights: dict) -> list[str]:

@@ -15,6 +15,7 @@ import onnx
 from onnx2ttnn.fallback import all_fallbacks, lookup_fallback
 from onnx2ttnn.fallback.regions import REGION_CHECKED, region_checked
 from onnx2ttnn.lowering import all_rules, lookup
+from onnx2ttnn.lowering.registry import FUSED_DOMAIN
 from onnx2ttnn.lowering.versions import is_onnx_domain, listed, newest_opset, served_opsets
 
 REGENERATE = "python -m onnx2ttnn.support > docs/ops.md"
@@ -134,6 +135,10 @@ def support_markdown() -> str:
     ]
     for row in support_rows():
         lines.append("| " + " | ".join(_md(c) for c in row.cells()) + " |")
+    contrib = [r for r in all_rules() if not is_onnx_domain(r.domain) and r.domain != FUSED_DOMAIN]
+    if contrib:
+        lines += ["", "Contrib ops lowered to ttnn (the other contrib ops run in host regions):", ""]
+        lines += [f"- `{r.domain}::{r.op_type}`: {_md(r.note)}" for r in contrib]
     return "\n".join(lines) + "\n"
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.emit import conv_resident, per_chip, program_template
+from onnx2ttnn.emit.weights import DEQUANTIZED_WEIGHT, store_weights, stored_weight
 from onnx2ttnn.emit.writer import CodeWriter
 from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
@@ -124,7 +125,8 @@ class PythonEmitter:
                                if n.op == HOST_COMPUTE})
         self.names = Namespace(reserved=tuple(defined_names(self.helpers)))
         self._tensor_names: dict[int, str] = {}
-        self.weights: dict[str, np.ndarray] = {}
+        self.weights: dict[str, np.ndarray] = {}  # the weights file's arrays
+        self.compact: dict = {}  # parameters stored as codes and scales -> their blocks (emit/weights.py)
         self.region_files = region_files(weights_file, len(module.regions))
         self.trace = trace_plan(module.graph)
         if module.chips > 1 and self.trace.traceable:  # (the traced helpers upload without mesh mappers)
@@ -172,8 +174,8 @@ class PythonEmitter:
         tensors = list(node.inputs)
         if node.op == "from_torch":
             src = node.inputs[0]
-            first = (f"torch.from_numpy(data[{ascii(node.attrs['_param'])}])" if node.attrs.get("_param")
-                     else self.name(src))
+            param = node.attrs.get("_param")
+            first = f"torch.from_numpy({stored_weight(param, self.compact)})" if param else self.name(src)
             shape, suffix = _upload_shape(node), ""
             if shape is not None:
                 suffix += f".reshape({literal(shape)})"
@@ -286,21 +288,19 @@ class PythonEmitter:
         graph = self.module.graph
         param_nodes = [n for n in graph.nodes if n.attrs.get("_param")]
         body_nodes = [n for n in graph.nodes if not n.attrs.get("_param")]
-        for node in param_nodes:
-            self.weights[node.attrs["_param"]] = np.asarray(node.inputs[0].values)
+        self.compact = store_weights(self.weights, param_nodes, self.module.dequantized)
         inputs = {self.name(t): t for t in graph.inputs}
         w = CodeWriter()
         program_template.header(w, self, inputs)
         program_template.config_definitions(w, self.kernel_configs, program_template.KERNEL_CONFIGS)
         program_template.config_definitions(w, self.program_configs, program_template.PROGRAM_CONFIGS)
-        if self.region_files:
-            w.lines(program_template.REGION_HELPERS.strip("\n"))
-            w.line()
-            w.line()
-        if any(n.attrs.get("_int_range") for n in body_nodes):
-            w.lines(program_template.INTEGER_INPUT)
-            w.line()
-            w.line()
+        for block, wanted in ((DEQUANTIZED_WEIGHT, self.compact),
+                              (program_template.REGION_HELPERS, self.region_files),
+                              (program_template.INTEGER_INPUT, any(n.attrs.get("_int_range") for n in body_nodes))):
+            if wanted:
+                w.lines(block)
+                w.line()
+                w.line()
         if self.helpers:
             w.line("# Host fallbacks: torch implementations of the ONNX ops that have no ttnn equivalent.")
             w.line()

@@ -60,6 +60,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "auto kept in bf16 or float32, with auto's reason): onnx2ttnn report "
          "lists the weights not in a block-float format with this reason, or the default one",
          (LOWER,), ("report",), ops=("from_torch",)),
+    Note("dequantized", str, "the weight fold-dequantize (or a quantized op's rule) computed from integer codes, "
+         "as a key of Module.dequantized: the emitter stores it as its codes and scales when they give it back "
+         "exactly (emit/weights.py)", (LOWER,), ("emit",), ops=("from_torch",)),
     Note("host", bool, "a weight kept on the host (conv weights and biases, a host fallback's constants)",
          (LOWER,), (LAYOUTS,), ops=("from_torch",)),
     Note("input", str, "the graph input this upload reads (uploads nobody reads are dropped)",

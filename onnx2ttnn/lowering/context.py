@@ -339,7 +339,7 @@ class LoweringContext:
         out = gs.Variable(pname, dtype=array.dtype, shape=list(array.shape) or [1])
         reason = self.format_reason(name)
         node = ttnn_node("from_torch", [const], [out], self.source, _param=pname, _host=host or None, _dtype=dtype,
-                         _format_reason=reason)
+                         _format_reason=reason, _dequantized=name if name in self.dequantized else None)
         self.nodes.append(node)
         self._set(self._params, key, out)
         return out

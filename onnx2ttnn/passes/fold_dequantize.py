@@ -18,7 +18,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.graph import Module, is_onnx_op
-from onnx2ttnn.lowering.quantize import DEQUANT_TYPES, broadcast_param, dequantize_array, qparams, _type_name
+from onnx2ttnn.lowering.quantize import DEQUANT_TYPES, broadcast_param, dequantize_array, qparams, type_name
 from onnx2ttnn.lowering.versions import schema_version
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.fold_constants import _constant_nodes_to_tensors
@@ -37,16 +37,16 @@ class FoldDequantize(Pass):
             if not is_onnx_op(node, "DequantizeLinear") or node.outputs[0].name in outputs:
                 continue
             inputs = [t for t in node.inputs if t.name]
-            if not all(isinstance(t, gs.Constant) for t in inputs) or _type_name(inputs[0]) not in DEQUANT_TYPES:
+            if not all(isinstance(t, gs.Constant) for t in inputs) or type_name(inputs[0]) not in DEQUANT_TYPES:
                 continue
             source = node.name or f"DequantizeLinear_{index}"
             x, scale = inputs[0], inputs[1]
             zero = inputs[2] if len(inputs) > 2 else None
-            if zero is not None and _type_name(zero) != _type_name(x):
-                raise ConversionError(f"node {source!r}: zero point {zero.name!r} has type {_type_name(zero)}, "
-                                      f"its input {x.name!r} {_type_name(x)}")
+            if zero is not None and type_name(zero) != type_name(x):
+                raise ConversionError(f"node {source!r}: zero point {zero.name!r} has type {type_name(zero)}, "
+                                      f"its input {x.name!r} {type_name(x)}")
             values = np.asarray(x.values)
-            q = qparams(source, node, values.shape, scale, zero, np.dtype(_type_name(x)),
+            q = qparams(source, node, values.shape, scale, zero, np.dtype(type_name(x)),
                         axis_allowed=True, block_allowed=True)  # (one rule serves every version)
             scales = np.asarray(scale.values, dtype=np.float32)
             value = dequantize_array(values, q, scales, np.asarray(zero.values) if zero is not None else None)

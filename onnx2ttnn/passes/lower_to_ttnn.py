@@ -59,6 +59,7 @@ class LowerToTTNN(Pass):
         module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=lowered.inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
+        module.dequantized = lctx.dequantized  # with the copies rules made (a Gemm's transposed weight): for emit
         module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes),
                                    "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
                                    "host_regions": lowered.regions,

@@ -180,3 +180,15 @@ def test_programs_with_host_regions_run_on_real_ttnn(ttnn_mock, case, tmp_path):
     program = _convert(model, tmp_path, "auto", "n150")
     assert (tmp_path / "model_ttnn_region0.onnx").is_file()
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
+
+
+@pytest.mark.parametrize("case", ["qoperator", "nbits"])
+def test_quantized_contrib_programs_run_on_real_ttnn(ttnn_mock, case, tmp_path):
+    """com.microsoft QLinearAdd / QLinearMul (quantize_static's QOperator format) and MatMulNBits (a 4-bit weight
+    dequantized to bfloat8_b) on the device, their weights stored as integer codes and scales, nothing leaked."""
+    from tests.lowering.test_quantize_contrib import nbits_model, qoperator_model
+
+    model = qoperator_model(tmp_path) if case == "qoperator" else nbits_model(tmp_path)
+    program = _convert(model, tmp_path, "auto", "n150")
+    assert "dequantized_weight(data" in Path(program).read_text()
+    _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
