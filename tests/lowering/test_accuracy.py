@@ -15,6 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx2ttnn.lowering.eltwise as eltwise
+from onnx2ttnn.passes import choose_program_configs
 from onnx2ttnn.convert import convert
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.verify import verify
@@ -125,7 +126,9 @@ def test_far_tail_sigmoid_verifies_in_bf16_with_a_float32_logit(kind, monkeypatc
     report = verify(tail_model(kind), per_op=True)
     assert report.passed and report.outputs[0].pcc >= 0.99, report.text()
     # the same model without the float32 input: the bfloat16 logit's spacing (1/16 between 8 and 16) alone
-    # puts the sigmoid below the threshold
+    # puts the sigmoid below the threshold.  (A linear given a core grid runs its fused sigmoid on the float32
+    # dest before the rounding, which also avoids it: turned off here, the sigmoid then runs on the rounded logit.)
     monkeypatch.setattr(eltwise, "tail_float32", lambda *args: False)
+    monkeypatch.setattr(choose_program_configs, "folds_epilogue", lambda node: False)
     before = verify(tail_model(kind))
     assert before.outputs[0].pcc < 0.99, before.text()
