@@ -204,10 +204,10 @@ def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
     assert "weights_dtype=ttnn.bfloat8_b" in quantized.source
     # prepared [3*3*16, 32]: 5 x 1 tiles of bfloat8_b
     assert weight_bytes(quantized) == 5 * LAYOUT_DTYPES["bfp8"][2] == 5 * 1088
-    # the same conv with a float weight under --weights bf16: ttnn prepares float32
+    # the same conv with a float weight under --weights bf16: ttnn prepares float32, 5 x 1 tiles of 4096 B
     plain = _model([nodes[1]], [V("x", F, [1, 16, 8, 8])], [V("y", F, [1, 32, 8, 8])],
                    [_const("wd", (w * np.float32(0.02)).astype(np.float32))])
-    assert weight_bytes(convert(plain, weights="bf16")) == 4 * w.size
+    assert weight_bytes(convert(plain, weights="bf16")) == 5 * 4096
     # ... under --weights bfp4: 5 x 1 tiles of bfloat4_b
     assert weight_bytes(convert(plain, weights="bfp4")) == 5 * 576
 
