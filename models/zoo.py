@@ -242,11 +242,11 @@ MODELS: list[ZooModel] = [
     ZooModel("ppocr_det", "PP-OCRv4 text detector (trained; DB head)", "wheel", package="rapidocr-onnxruntime==1.4.4",
              member="rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", shapes={"x": (1, 3, 320, 320)},
              sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9", ci=False),
-    # at 8 kHz: the sample-rate comparison runs on the device, whose values the real ttnn mock reads back as
-    # zeros, which pick the 8 kHz branch (16 kHz audio verifies on the simulator, then fails on the mock)
-    ZooModel("silero_vad", "Silero VAD, 8 kHz (trained; If on the sample rate, in a host region)", "wheel",
+    # at 16 kHz: the sample-rate comparison joins the If's host region (fallback/absorb.py), so the mock, whose
+    # device values read back as zeros, takes the branch the input picks (on the device it took the 8 kHz one)
+    ZooModel("silero_vad", "Silero VAD, 16 kHz (trained; If on the sample rate, in a host region)", "wheel",
              package="silero-vad==6.2.3", member="silero_vad/data/silero_vad.onnx",
-             shapes={"input": (1, 256), "state": (2, 1, 128)}, values={"sr": 8000},
+             shapes={"input": (1, 512), "state": (2, 1, 128)}, values={"sr": 16000},
              sha256="1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3"),
     ZooModel("silero_vad_half", "Silero VAD, 16 kHz (trained; conv + LSTM on the device)", "wheel",
              package="silero-vad==6.2.3", member="silero_vad/data/silero_vad_half.onnx",

@@ -7,7 +7,8 @@ they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or who
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count and the
 schema version the model's opset resolves to (a rule serves only the schema versions it was checked
-against: a newer or older version is unsupported, lowering/versions.py).  The output tail (lowering/accuracy.py)
+against: a newer or older version is unsupported, lowering/versions.py).  Small device ops between host
+values and a host region join the region (fallback/absorb.py).  The output tail (lowering/accuracy.py)
 is found first: a sigmoid or exp there reads a float32 input in a bf16 program.
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
 """
@@ -22,6 +23,7 @@ from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
+from onnx2ttnn.fallback.absorb import absorbed
 from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
                                         onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
@@ -45,7 +47,9 @@ class LowerToTTNN(Pass):
         opsets = _opsets(graph, module.opset)
         lowered = self._lower(module, ctx, bfloat16, opsets, list(graph.nodes), {})
         if lowered.hosted:  # nodes for onnxruntime: cut them out as regions, then lower again around them
-            regions = _regions(graph, lowered.hosted, opsets)
+            hosted = lowered.hosted + absorbed(list(graph.nodes), lowered.hosted, graph.inputs, graph.outputs,
+                                               lambda n: _ort_runs(n, opsets))
+            regions = _regions(graph, hosted, opsets)
             lowered = self._lower(module, ctx, bfloat16, opsets, _schedule(graph.nodes, regions), {
                 id(n): r for r in regions for n in r.nodes})
             if lowered.hosted:
@@ -94,8 +98,8 @@ class LowerToTTNN(Pass):
             lctx.source = node.name or f"{node.op}_{index}"
             domain = onnx_domain(node)
             label = node.op if not domain else f"{domain}::{node.op}"
-            def ort_runs(node=node, domain=domain) -> bool:  # asked only of nodes the device may not take
-                return onnxruntime_runs(domain, node.op, opsets.get(domain)) and carriable(node)
+            def ort_runs(node=node) -> bool:  # asked only of nodes the device may not take
+                return _ort_runs(node, opsets)
 
             if dynamic and use_fallback and any(t.name in dynamic for t in node_reads(node)) and ort_runs():
                 result.host(lctx, node, dynamic)  # reads a value whose shape onnxruntime decides at run time
@@ -221,6 +225,12 @@ class _Lowered:
             shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
             dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
             lctx.bind(t, gs.Variable(t.name + "_region", dtype=dtype, shape=shape))
+
+
+def _ort_runs(node: gs.Node, opsets: dict[str, int]) -> bool:
+    """Whether onnxruntime runs `node` and the program can carry its tensors (it may go to a host region)."""
+    domain = onnx_domain(node)
+    return onnxruntime_runs(domain, node.op, opsets.get(domain)) and carriable(node)
 
 
 def _unshaped(node: gs.Node) -> str | None:
