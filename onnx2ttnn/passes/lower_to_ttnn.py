@@ -33,7 +33,7 @@ from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
-from onnx2ttnn.lowering.weight_dtype import count_weight_layers, tail_weights
+from onnx2ttnn.lowering.weight_dtype import count_weight_layers, exponential_tail, tail_weights
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.fold_constants import is_static
 
@@ -81,6 +81,7 @@ class LowerToTTNN(Pass):
         lctx.dequantized = dict(module.dequantized)
         lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
+        lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))
