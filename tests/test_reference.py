@@ -55,7 +55,8 @@ def test_logits_invert_the_sigmoid_down_to_the_floor():
 
 
 def test_verify_says_when_it_compared_logits():
-    report = verify(_sigmoid_model(bias=-14.0))
+    report = verify(_sigmoid_model(bias=-14.0), per_op=True)
     assert report.passed and report.outputs[0].logits, report.text()
+    assert report.first_divergent is None and report.per_op[-1][1] == "tail"  # (per-op compares it so too)
     assert "of the logits: all values in sigmoid's exponential tail" in report.text()
     assert not verify(_sigmoid_model()).outputs[0].logits

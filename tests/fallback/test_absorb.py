@@ -13,6 +13,7 @@ from onnx import helper as h
 from onnx2ttnn import convert
 from onnx2ttnn.fallback.absorb import SMALL_ELEMENTS, absorbed
 from onnx2ttnn.verify import verify
+from tests.fallback.test_regions import alternating_chain
 from tests.program_run import forward_text
 
 
@@ -78,11 +79,7 @@ def test_an_op_onnxruntime_does_not_run_stays_on_the_device():
 
 def test_absorbing_is_linear():
     """20,000 nodes, every other one hosted: every device node between two hosted ones joins them."""
-    net = Net()
-    previous = "x"
-    for i in range(20_000):
-        net.add(f"n{i}", [previous], host=i % 2 == 1)
-        previous = f"n{i}"
+    net = alternating_chain(Net(), 20_000, first_hosted=False)
     start = time.perf_counter()
     assert len(net.absorbed()) == 10_000
     assert time.perf_counter() - start < 5.0
