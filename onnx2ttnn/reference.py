@@ -5,7 +5,9 @@
    7 % at -14, 47 % at -16, and is 0 below about -17.5 (docs/design.md §6.28).  A program whose accurate
    sigmoid gets those outputs right would be compared with noise (its float64 Sigmoid is no better below
    -36: 0).  `accurate_sigmoids` runs every float32 Sigmoid of the reference as 1 / (1 + exp(-x)) in float64,
-   cast back to float32: the exact values, rounded, down to float32's smallest normal.
+   cast back to float32: the exact values, rounded, down to float32's smallest normal.  (An input of no
+   declared type, such as an intermediate made an output by --per-op, is cast back with CastLike; before
+   opset 15, which has none, and for other float types, onnxruntime's own Sigmoid stays.)
 2. The exponential tail.  Below x = -4.6 (outputs under 0.01) sigmoid(x) equals e^x within 1 %, so an
    absolute error d of the logit x becomes a relative error d of the output.  When every reference value of
    a Sigmoid's output lies there (a detector's probability map of an image with nothing in it, ~1e-6), the
@@ -28,11 +30,14 @@ LOGIT_FLOOR = -80.0  # sigmoid(-87.3) is float32's smallest normal: below, outpu
 
 def accurate_sigmoids(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of `model` whose main-graph float32 Sigmoids run in float64 (or `model` when it has none)."""
-    types = {v.name: v.type.tensor_type.elem_type for v in
-             list(model.graph.input) + list(model.graph.value_info) + list(model.graph.output)}
+    types = {v.name: v.type.tensor_type.elem_type for v in  # (an added output of no declared type: unknown)
+             list(model.graph.input) + list(model.graph.value_info) + list(model.graph.output)
+             if v.type.tensor_type.elem_type != TensorProto.UNDEFINED}
     types.update((t.name, t.data_type) for t in model.graph.initializer)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    # a float32 input, or one of no known type where CastLike (opset 15) gives the result the input's type back
     wanted = [i for i, n in enumerate(model.graph.node) if n.op_type == "Sigmoid" and n.domain in ("", "ai.onnx")
-              and types.get(n.input[0], TensorProto.FLOAT) == TensorProto.FLOAT]
+              and types.get(n.input[0], 0 if opset >= 15 else -1) in (TensorProto.FLOAT, 0)]
     if not wanted:
         return model
     copy = onnx.ModelProto()
@@ -46,7 +51,9 @@ def accurate_sigmoids(model: onnx.ModelProto) -> onnx.ModelProto:
         nodes += [helper.make_node("Cast", [node.input[0]], [t[0]], to=TensorProto.DOUBLE),
                   helper.make_node("Neg", [t[0]], [t[1]]), helper.make_node("Exp", [t[1]], [t[2]]),
                   helper.make_node("Add", [t[2], ONE], [t[3]]), helper.make_node("Reciprocal", [t[3]], [t[4]]),
-                  helper.make_node("Cast", [t[4]], [node.output[0]], to=TensorProto.FLOAT, name=node.name)]
+                  helper.make_node("Cast", [t[4]], [node.output[0]], to=TensorProto.FLOAT, name=node.name)
+                  if types.get(node.input[0]) == TensorProto.FLOAT else
+                  helper.make_node("CastLike", [t[4], node.input[0]], [node.output[0]], name=node.name)]
     del copy.graph.node[:]
     copy.graph.node.extend(nodes)
     copy.graph.initializer.append(numpy_helper.from_array(np.array(1.0), ONE))
