@@ -78,7 +78,9 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
     log(f"exporting {entry.name} ({size}, {exporter}) ...")
     module, config = zoo.build_model(entry, size)
     inputs = zoo.example_inputs(entry, config, size)
-    wrapped = _Outputs(module, entry.outputs)
+    # (a scripted module, models/decoders.py, returns its outputs as a tuple and is exported as it is: tracing
+    # a wrapper around it would not keep its loops)
+    wrapped = module if isinstance(module, torch.jit.ScriptModule) else _Outputs(module, entry.outputs)
     with _staged(entry.name, folder) as tmp:
         target = os.path.join(tmp, f"{entry.name}.onnx")
         with torch.no_grad():

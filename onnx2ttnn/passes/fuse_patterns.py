@@ -1,4 +1,4 @@
-"""fuse-patterns: apply the fusion rule set (fusion/): conv+batchnorm, conv+activation, erf-gelu, rms-norm, attention, matmul+add.
+"""fuse-patterns: apply the fusion rule set (fusion/): conv+bias, conv+batchnorm, conv+activation, erf-gelu, rms-norm, attention, matmul+add.
 
 Reads: a folded ONNX graph.  Writes: fused nodes (domain `onnx2ttnn`: ConvAct, Gelu, RMSNorm, Attention, Linear,
 QuantizeDequantize for an activation's QuantizeLinear -> DequantizeLinear pair; a folded Conv) in place of the

@@ -7,7 +7,8 @@ they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or who
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count and the
 schema version the model's opset resolves to (a rule serves only the schema versions it was checked
-against: a newer or older version is unsupported, lowering/versions.py).  The output tail (lowering/accuracy.py)
+against: a newer or older version is unsupported, lowering/versions.py).  Small device ops between host
+values and a host region join the region (fallback/absorb.py).  The output tail (lowering/accuracy.py)
 is found first: a sigmoid or exp there reads a float32 input in a bf16 program.
 Before: `y = Relu(x)`; after: `x_dev = ttnn.from_torch(x); y_dev = ttnn.relu(x_dev); y = ttnn.to_torch(y_dev)`.
 """
@@ -22,6 +23,7 @@ from onnx import TensorProto
 
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
+from onnx2ttnn.fallback.absorb import absorbed
 from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
                                         onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
@@ -31,7 +33,7 @@ from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
-from onnx2ttnn.lowering.weight_dtype import count_weight_layers, tail_weights
+from onnx2ttnn.lowering.weight_dtype import count_weight_layers, exponential_tail, tail_weights
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.fold_constants import is_static
 
@@ -45,7 +47,9 @@ class LowerToTTNN(Pass):
         opsets = _opsets(graph, module.opset)
         lowered = self._lower(module, ctx, bfloat16, opsets, list(graph.nodes), {})
         if lowered.hosted:  # nodes for onnxruntime: cut them out as regions, then lower again around them
-            regions = _regions(graph, lowered.hosted, opsets)
+            hosted = lowered.hosted + absorbed(list(graph.nodes), lowered.hosted, graph.inputs, graph.outputs,
+                                               lambda n: _ort_runs(n, opsets))
+            regions = _regions(graph, hosted, opsets)
             lowered = self._lower(module, ctx, bfloat16, opsets, _schedule(graph.nodes, regions), {
                 id(n): r for r in regions for n in r.nodes})
             if lowered.hosted:
@@ -78,6 +82,7 @@ class LowerToTTNN(Pass):
         lctx.dequantized = dict(module.dequantized)
         lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
+        lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))
@@ -95,8 +100,8 @@ class LowerToTTNN(Pass):
             lctx.source = node.name or f"{node.op}_{index}"
             domain = onnx_domain(node)
             label = node.op if not domain else f"{domain}::{node.op}"
-            def ort_runs(node=node, domain=domain) -> bool:  # asked only of nodes the device may not take
-                return onnxruntime_runs(domain, node.op, opsets.get(domain)) and carriable(node)
+            def ort_runs(node=node) -> bool:  # asked only of nodes the device may not take
+                return _ort_runs(node, opsets)
 
             if dynamic and use_fallback and any(t.name in dynamic for t in node_reads(node)) and ort_runs():
                 result.host(lctx, node, dynamic)  # reads a value whose shape onnxruntime decides at run time
@@ -222,6 +227,12 @@ class _Lowered:
             shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
             dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
             lctx.bind(t, gs.Variable(t.name + "_region", dtype=dtype, shape=shape))
+
+
+def _ort_runs(node: gs.Node, opsets: dict[str, int]) -> bool:
+    """Whether onnxruntime runs `node` and the program can carry its tensors (it may go to a host region)."""
+    domain = onnx_domain(node)
+    return onnxruntime_runs(domain, node.op, opsets.get(domain)) and carriable(node)
 
 
 def _unshaped(node: gs.Node) -> str | None:

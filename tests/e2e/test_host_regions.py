@@ -40,23 +40,24 @@ def contrib_model(gelu_name: str = "gelu_ms") -> onnx.ModelProto:
 
 
 def loop_model() -> onnx.ModelProto:
-    """A Loop of at most 100 steps that stops once max(s) reaches 50 (a data-dependent exit), between device ops."""
+    """A Loop of at most 100 steps that stops once max(s) reaches 50 (a data-dependent exit), between device ops
+    (on tensors larger than fallback/absorb.py's SMALL_ELEMENTS, which stay on the device)."""
     body = h.make_graph([
         h.make_node("Mul", ["s", "k"], ["s1"], name="b_mul"),
         h.make_node("Add", ["s1", "one"], ["s2"], name="b_add"),
         h.make_node("ReduceMax", ["s2"], ["m"], keepdims=0, name="b_max"),
         h.make_node("Less", ["m", "lim"], ["cond_out"], name="b_less")], "body",
         [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond", T.BOOL, []),
-         h.make_tensor_value_info("s", T.FLOAT, [1, 8, 32])],
-        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("s2", T.FLOAT, [1, 8, 32])],
+         h.make_tensor_value_info("s", T.FLOAT, [1, 8, 256])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("s2", T.FLOAT, [1, 8, 256])],
         [h.make_tensor("k", T.FLOAT, [], [1.5]), h.make_tensor("one", T.FLOAT, [], [1.0]),
          h.make_tensor("lim", T.FLOAT, [], [50.0])])
     return _model([h.make_node("Sigmoid", ["x"], ["a"], name="pre"),
                    h.make_node("Loop", ["M", "c0", "a"], ["s_final"], body=body, name="the_loop"),
                    h.make_node("Relu", ["s_final"], ["r"], name="post"),
                    h.make_node("Add", ["r", "x"], ["y"], name="post_add")],
-                  [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 32])],
-                  [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 32])],
+                  [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 256])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 256])],
                   [h.make_tensor("M", T.INT64, [], [100]), h.make_tensor("c0", T.BOOL, [], [True])], domains=())
 
 
@@ -66,8 +67,8 @@ def sequence_model() -> onnx.ModelProto:
                    h.make_node("SequenceConstruct", ["a", "b"], ["s"], name="seq"),
                    h.make_node("ConcatFromSequence", ["s"], ["c"], axis=1, name="cat"),
                    h.make_node("Exp", ["c"], ["y"], name="exp")],
-                  [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 32])],
-                  [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 32])], domains=())
+                  [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 512])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 512])], domains=())
 
 
 def cycle_model() -> onnx.ModelProto:
@@ -76,8 +77,8 @@ def cycle_model() -> onnx.ModelProto:
     return _model([h.make_node("Gelu", ["x"], ["g"], name="gelu_a", domain=MS),
                    h.make_node("Relu", ["g"], ["r"], name="relu_mid"),
                    h.make_node("FusedMatMul", ["g", "r"], ["y"], name="fmm_b", domain=MS, transB=1)],
-                  [h.make_tensor_value_info("x", T.FLOAT, [1, 32, 32])],
-                  [h.make_tensor_value_info("y", T.FLOAT, [1, 32, 32])])
+                  [h.make_tensor_value_info("x", T.FLOAT, [2, 32, 32])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [2, 32, 32])])
 
 
 def test_a_contrib_op_converts_with_default_options_and_runs_in_a_host_region(tmp_path):

@@ -122,13 +122,19 @@ def test_every_region_is_convex():
                 frontier += [c for t in node.outputs for c in t.outputs]
 
 
+def alternating_chain(net, count: int, first_hosted: bool):
+    """`net` (any builder with `add(name, inputs, host=)`) extended by a chain of `count` nodes from x that
+    alternate between hosted and device nodes."""
+    previous = "x"
+    for i in range(count):
+        net.add(f"n{i}", [previous], host=(i % 2 == 0) == first_hosted)
+        previous = f"n{i}"
+    return net
+
+
 def test_the_partition_is_linear():
     """20,000 nodes alternating host and device: 10,000 regions, in well under a second per 10k nodes."""
-    net = Net()
-    previous = "x"
-    for i in range(20_000):
-        net.add(f"n{i}", [previous], host=i % 2 == 0)
-        previous = f"n{i}"
+    net = alternating_chain(Net(), 20_000, first_hosted=True)
     start = time.perf_counter()
     groups = partition(net.nodes, net.hosted)
     assert len(groups) == 10_000

@@ -246,3 +246,25 @@ def test_auto_keeps_embedding_tables_row_major_bf16():
     assert "dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT" in upload and "bfloat8_b" not in conversion.source
     ids = {"ids": rng.integers(0, 50, (1, 7)).astype(np.int64)}
     assert verify(model, conversion=conversion, inputs=ids).passed
+
+
+def test_a_model_with_an_exponential_output_tail_shares_a_quarter_of_the_budget():
+    """n Gaussian weights whose bfloat8_b error fits a share of the budget but not a quarter of it: bfloat8_b
+    without a tail, bf16 with a Sigmoid at the output (its logit is what verify compares there)."""
+    from onnx2ttnn.lowering.weight_dtype import EXPONENTIAL_TAIL_SHARE
+
+    weights = [_gaussian(64, 64) for _ in range(2)]
+    r2 = max(relative_error(w, "bfp8") ** 2 for w in weights)
+    n = int(MODEL_ERROR_BUDGET / r2 / 2)  # r2 <= budget / n, and r2 > budget / (4 n)
+    weights = [_gaussian(64, 64) for _ in range(n)]
+    assert max(relative_error(w, "bfp8") ** 2 for w in weights) <= MODEL_ERROR_BUDGET / n
+    plain = _mlp(weights)
+    assert {f for f, _ in convert(plain).weight_formats().values()} == {"bfp8"}
+    tailed = _mlp(weights)
+    out = tailed.graph.output[0].name
+    tailed.graph.node.append(helper.make_node("Sigmoid", [out], ["y"], name="tail"))
+    tailed.graph.output[0].name = "y"
+    formats = convert(tailed).weight_formats()
+    assert EXPONENTIAL_TAIL_SHARE == 4 and {f for f, _ in formats.values()} == {"bf16"}
+    assert all("a quarter: the model ends in an exponential tail" in why or "logit" in why
+               for _, why in formats.values())
