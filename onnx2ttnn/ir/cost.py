@@ -18,7 +18,8 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   as programs of their own after the matmul, each reading the result back and writing it again (tt-metal
   matmul.cpp `post_process_bias`; docs/ttnn-facts.md §22, §31);
 - time: max(compute, DRAM, L1).  Compute: matmul/linear/conv FLOPs at the matrix peak (DeviceSpec.matrix_tflops,
-  the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py), other ops one to a
+  the HiFi4 figure, times the speed-up of the call's math fidelity: ir/kernel_config.py; a call without a
+  config at the fidelity ttnn compiles it with, _default_fidelity), other ops one to a
   few vector FLOPs per output element at the SFPU rate, both scaled to the cores the op runs on.  DRAM:
   bytes at the chip's DRAM bandwidth, or at the cores' NoC ports when fewer cores cannot draw it.  L1: an
   interleaved L1 page is fetched over the NoC from another core (NoC port rate), a sharded one (height or
@@ -49,7 +50,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import TTNNCall, layout_of
-from onnx2ttnn.ir.kernel_config import KernelConfig
+from onnx2ttnn.ir.kernel_config import PASSES, KernelConfig
 from onnx2ttnn.ir.layout import LAYOUT_DTYPES, TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, OpFacts, OpInfo, OpNames, op_info
@@ -335,9 +336,22 @@ def _add_second_pass(cost: NodeCost, out: tuple, op, device: DeviceSpec, operand
 
 
 def _fidelity_speedup(node: gs.Node, info: OpInfo) -> float:
-    """The matrix-engine speed-up of the call's compute kernel config over HiFi4 (1 without a config)."""
+    """The matrix-engine speed-up of the call's compute kernel config over HiFi4, or of the fidelity ttnn compiles
+    the call with when it passes none (_default_fidelity)."""
     config = node.attrs.get(info.kernel_config) if info.kernel_config else None
-    return config.matrix_speedup if isinstance(config, KernelConfig) else 1.0
+    if isinstance(config, KernelConfig):
+        return config.matrix_speedup
+    return PASSES["HiFi4"] / PASSES[_default_fidelity(node, info)]
+
+
+def _default_fidelity(node: gs.Node, info: OpInfo) -> str:
+    """The math fidelity ttnn 0.81.1 compiles a matrix call with when it passes no compute kernel config, read
+    from the built kernels on n150 and p150 (docs/ttnn-facts.md §35, probe_default_fidelity.py): matmul and
+    linear HiFi2, LoFi when given a core grid; scaled_dot_product_attention HiFi2; conv2d HiFi4 (and, not
+    probed, any other conv)."""
+    if info.cost == Cost.MATRIX:
+        return "LoFi" if node.attrs.get("core_grid") is not None else "HiFi2"
+    return "HiFi2" if info.cost == Cost.ATTENTION else "HiFi4"
 
 
 def _account(cost: NodeCost, layout: TTNNLayout, nbytes: int, read: bool) -> None:
