@@ -61,6 +61,7 @@ class Report:
     kept: list = field(default_factory=list)  # (weight, ONNX node, format, why) of weights not block-float
     parameter_bytes: int = 0  # device bytes of the parameters, on each chip
     mesh: tuple[int, int] = (1, 1)  # a multi-chip program's mesh: every figure above is one chip's
+    ethernet_bytes: int = 0  # bytes each chip sends over its ethernet links per forward (CCL ops, tensor parallel)
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -89,6 +90,8 @@ class Report:
                   f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
                   f"parameters on the device: {self.parameter_bytes} B, peak live DRAM: "
                   f"{max(self.dram_live, default=0)} B",
+                  *([f"CCL traffic: {self.ethernet_bytes / 1e6:.3f} MB per forward sent by each chip over its "
+                     "ethernet links (ir/cost.py ccl_bytes; in the device time above)"] if self.ethernet_bytes else []),
                   *self._mesh_lines(),
                   *region_lines(self.regions)]
         return "\n".join(lines)
@@ -136,7 +139,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     cost = program_cost(graph, device)
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory, calls=cost.calls, launches=cost.launches, host_ops=cost.host_ops,
-                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6)
+                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6, ethernet_bytes=cost.ethernet_bytes)
     read = weights(graph)
     for tensor, fmt, nbytes in read.values():
         report.formats[fmt] = report.formats.get(fmt, 0) + nbytes
