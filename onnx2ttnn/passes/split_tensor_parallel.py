@@ -11,7 +11,8 @@ Pairs: attention (QKV linear column-parallel, heads split: num_heads / chips hea
 SDPA / concatenate_heads, output projection row-parallel) and feed-forward (a linear whose result only
 reshapes and a second linear read: the first column-parallel, the second row-parallel).  A row-parallel
 linear gives partial sums: an `all_reduce(cluster_axis=1)` follows it, before the residual add.  Everything
-else (embeddings, norms, the LM head) is replicated.  Heads that do not divide by the chips are padded with
+else (norms, the LM head) is replicated; an embedding table whose width splits into whole tiles per chip is
+split on its width, an `all_gather(dim=-1, cluster_axis=1)` after the lookup.  Heads that do not divide by the chips are padded with
 zero heads, feed-forward widths to whole tiles per chip with zero columns (and the matching zero rows of the
 row-parallel weight): exact, at the cost of the padding's work.  A model without a pair, or an attention whose
 heads reach other ops or whose mask has one row per head, is refused naming the node.
@@ -52,8 +53,11 @@ class SplitTensorParallel(Pass):
                                   "pair of linears to split over the chips; use --parallel dp")
         for row in rows:
             _reduce(row, graph, tp)
+        tables = [n for n in list(graph.nodes) if n.op == "embedding" and _table(n, tp) is not None]
+        for node in tables:
+            _embedding(node, tp, graph, params)
         graph.toposort()
-        module.notes[self.name] = {"chips": tp, "row_parallel": len(rows)}
+        module.notes[self.name] = {"chips": tp, "row_parallel": len(rows), "embeddings": len(tables)}
 
 
 def _fail(node: gs.Node, why: str) -> None:
@@ -240,6 +244,30 @@ def _feed_forward(first: gs.Node, tp: int, graph, params):
         reshape.attrs["shape"] = tuple(reshape.attrs["shape"][:-1]) + (width // tp,)
         _per_chip(reshape, ((_last(reshape.outputs[0]), width // tp),))
     return _row(second, tp, graph, params, width)
+
+
+def _table(node: gs.Node, tp: int):
+    """An embedding's float table [rows, width] when its width splits into whole tiles per chip (else None)."""
+    upload = _upload(node.inputs[1])
+    shape = node.inputs[1].shape or ()
+    if upload is None or len(shape) != 2 or int(shape[1]) % (tp * TILE) or node.outputs[0].shape[-1] != shape[1]:
+        return None
+    return upload
+
+
+def _embedding(node: gs.Node, tp: int, graph, params) -> None:
+    """An embedding table split on its width (each chip looks up its columns; the memory of a vocab-parallel
+    table, without its masking), then `all_gather(dim=-1, cluster_axis=1)` joins the columns."""
+    upload = _own_upload(node.inputs[1], node, graph, params, "tp_columns")
+    _split_param(upload, -1, tp, np.asarray(upload.inputs[0].values))
+    out = node.outputs[0]
+    width = int(out.shape[-1])
+    _per_chip(node, ((_last(out), width // tp),))
+    whole = gs.Variable(out.name + "_gathered", dtype=out.dtype, shape=[int(d) for d in out.shape[:-1]] + [width])
+    replace_uses(out, whole)
+    graph.outputs = [whole if t is out else t for t in graph.outputs]
+    graph.nodes.append(ttnn_node("all_gather", [out], [whole], node.attrs.get("_source", ""), dim=-1,
+                                 cluster_axis=TP_AXIS, _tp=(None,), _ccl_chips=tp))
 
 
 def _reduce(linear: gs.Node, graph: gs.Graph, tp: int) -> None:
