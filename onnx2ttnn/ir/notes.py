@@ -84,7 +84,7 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "row-parallel linear's partial sums, which an all_reduce follows), or None (whole on every chip)",
          ("split-tensor-parallel",), ("place-on-mesh", "emit")),
     Note("ccl_chips", int, "a CCL op's chips along its cluster_axis (the cost model's ethernet bytes)",
-         ("split-tensor-parallel",), (PLACE, "report"), ops=("all_reduce", "reduce_scatter", "all_gather")),
+         ("split-tensor-parallel",), (PLACE, "report", "ir-dump"), ops=("all_reduce", "reduce_scatter", "all_gather")),
     Note("nhwc", NHWCDims, "a download of a flattened NHWC [1, 1, N*H*W, C] tensor: its (N, H, W, C), to "
          "reshape and permute back to NCHW on the host (on a mesh, N of the whole batch)", (LOWER, "place-on-mesh"),
          ("emit",), ops=("to_torch",)),
