@@ -96,8 +96,9 @@ def model_options(fn):
         click.option("--parallel", type=click.Choice(list(PARALLEL_MODES)), default=Options.parallel,
                      show_default=True,
                      help="how the chips share the work: dp splits the batch (dim 0 of every input) over the "
-                          "chips with the weights replicated; tp (tensor parallel) is not supported yet; auto "
-                          "is dp"),
+                          "chips with the weights replicated; tp splits each transformer layer over a mesh row "
+                          "(Megatron pairs, an all_reduce after each) and the batch over the rows; auto "
+                          "is tp when the weights do not fit one chip or the batch does not divide, else dp"),
         click.option("--memory", type=click.Choice(list(MEMORY_POLICIES)), default=Options.memory, show_default=True,
                      help="placement policy: auto (L1, height or width sharding chosen by the cost model), dram "
                           "interleaved everywhere, or L1 interleaved where it fits"),

@@ -23,6 +23,7 @@ from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
 from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
 from onnx2ttnn.passes.base import PassContext
+from onnx2ttnn.parallel import settle_auto
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
 
@@ -154,12 +155,10 @@ def _options(kwargs: dict) -> Options:
     return options
 
 
-TP_UNSUPPORTED = "tensor parallel is not supported yet (--parallel tp); use --parallel dp"
-
-
 def _resolve_mesh(options: Options) -> None:
     """--mesh and --parallel checked against the device: `mesh` becomes "RxC" (the device's whole mesh when
-    not given) and `parallel` the mode used ("dp" on a multi-chip mesh, "none" on one chip)."""
+    not given) and `parallel` the mode asked ("tp": tensor parallel along the mesh's columns, the batch split
+    over its rows; "dp"; "auto" is settled once the model is read, convert._settle_auto)."""
     device = DEVICES[options.device]
     if options.mesh:
         if not re.fullmatch(r"[1-9][0-9]{0,2}x[1-9][0-9]{0,2}", options.mesh):
@@ -173,9 +172,8 @@ def _resolve_mesh(options: Options) -> None:
         options.mesh = "{}x{}".format(*device.meshes[0])
     if options.parallel not in PARALLEL_MODES:
         raise ConversionError(f"unknown parallel mode {options.parallel!r}; choose one of {', '.join(PARALLEL_MODES)}")
-    if options.parallel == "tp":
-        raise ConversionError(TP_UNSUPPORTED)
-    options.parallel = "dp" if options.chips > 1 else options.parallel
+    if options.parallel == "tp" and options.mesh_shape()[1] == 1:
+        raise ConversionError(f"--parallel tp needs a mesh with more than one column of chips (got {options.mesh})")
 
 
 def convert(model, output_path: Optional[str] = None, *, progress: Callable[[str], None] = None,
@@ -217,8 +215,10 @@ def _convert(model, output_path: Optional[str], progress, probes: bool, options:
     start = time.perf_counter()
     if progress:
         progress("import")
-    module = import_model(model, opts.input_shapes, opts.chips)
-    module.mesh = opts.mesh_shape()
+    settle_auto(model, opts)
+    tp = opts.mesh_shape()[1] if opts.parallel == "tp" else 1
+    module = import_model(model, opts.input_shapes, opts.chips // tp)
+    module.mesh, module.tp = opts.mesh_shape(), tp
     check_tensors(module.graph, get_device(opts.device), opts.dtype)  # before folding computes any of them
     ctx.timings.append(("import", time.perf_counter() - start))
     inputs = _input_files(module)

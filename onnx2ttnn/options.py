@@ -29,7 +29,9 @@ class Options:
                                                     "runs on one chip of a multi-chip device"})
     parallel: str = field(default="auto", metadata={"help": "how the chips of a mesh share the work: dp (data "
                                                             "parallel: the batch split over the chips), tp "
-                                                            "(tensor parallel, not supported yet) or auto (dp)"})
+                                                            "(tensor parallel: layers split over a mesh row) or auto (tp when "
+                                                            "the weights do not fit one chip or the batch does not "
+                                                            "divide, else dp)"})
     memory: str = field(default="auto", metadata={"help": "placement policy: auto (L1, height or width sharding "
                                                           "chosen by the cost model, the default), dram (all "
                                                           "DRAM interleaved) or l1 (L1 interleaved where it "

@@ -65,6 +65,8 @@ class Report:
     mesh: tuple[int, int] = (1, 1)  # a multi-chip program's mesh: every figure above is one chip's
     dram_reserved: int = 0  # one chip's DRAM at the plan's peak, every bank as full as the fullest (memory/capacity.py)
     dram_budget: int = 0  # one chip's DRAM
+    ethernet_bytes: int = 0  # bytes each chip sends over its ethernet links per forward (CCL ops, tensor parallel)
+    tp: int = 1  # chips along mesh axis 1 sharing each layer (tensor parallel); the batch splits over the rest
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -93,6 +95,8 @@ class Report:
                   f"peak L1 per core: {max(self.l1_per_core, default=0)} B of {self.l1_budget} B",
                   f"parameters on the device: {self.parameter_bytes} B, peak live DRAM: "
                   f"{max(self.dram_live, default=0)} B",
+                  *([f"CCL traffic: {self.ethernet_bytes / 1e6:.3f} MB per forward sent by each chip over its "
+                     "ethernet links (ir/cost.py ccl_bytes; in the device time above)"] if self.ethernet_bytes else []),
                   *self._mesh_lines(),
                   *region_lines(self.regions)]
         return "\n".join(lines)
@@ -103,15 +107,26 @@ class Report:
         if chips == 1:
             return []
         params, peak_l1 = self.parameter_bytes, max(self.l1_per_core, default=0)
-        return [f"mesh: {rows}x{cols}, {chips} chips, data parallel (the batch split over the chips, "
-                "the parameters replicated): the DRAM, time, L1 and parameter figures above are per chip, "
-                "the same on every chip",
+        dp = chips // self.tp
+        if self.tp == 1:
+            how = "data parallel (the batch split over the chips, the parameters replicated)"
+            same = "the same on every chip"
+            whole = f"parameters {params * chips} B ({chips} copies)"
+            last = ("  data parallel: each chip's parameters equal the single-chip program's (every chip runs the "
+                    f"one-chip program at batch / {chips})")
+        else:
+            how = (f"tensor parallel over {self.tp} chips per layer" +
+                   (f", data parallel over {dp} rows" if dp > 1 else "") + " (split weights, CCL ops between chips)")
+            same = "each chip holds its part of the split weights and the replicated rest"
+            whole = f"parameters {params * chips} B ({dp} cop{'ies' if dp > 1 else 'y'} of the split model)"
+            last = (f"  tensor parallel: each chip holds 1/{self.tp} of every split weight; compare the parameters "
+                    "with the single-chip program's report")
+        return [f"mesh: {rows}x{cols}, {chips} chips, {how}: the DRAM, time, L1 and parameter figures above are "
+                f"per chip, {same}",
                 f"  per chip: parameters {params} B, peak L1 per core {peak_l1} B of {self.l1_budget} B, "
                 f"DRAM reserved at the peak {self.dram_reserved} B of {self.dram_budget} B",
-                f"  whole mesh: parameters {params * chips} B ({chips} copies), DRAM reserved at the peak "
-                f"{self.dram_reserved * chips} B",
-                "  data parallel: each chip's parameters equal the single-chip program's (every chip runs the "
-                f"one-chip program at batch / {chips})"]
+                f"  whole mesh: {whole}, DRAM reserved at the peak {self.dram_reserved * chips} B",
+                last]
 
     def write_png(self, path: str) -> None:
         try:
@@ -148,7 +163,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     cost = program_cost(graph, device)
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory, calls=cost.calls, launches=cost.launches, host_ops=cost.host_ops,
-                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6)
+                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6, ethernet_bytes=cost.ethernet_bytes)
     read = weights(graph)
     for tensor, fmt, nbytes in read.values():
         report.formats[fmt] = report.formats.get(fmt, 0) + nbytes
@@ -156,7 +171,7 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     report.kept = [kept for kept in map(weight_reason, (tensor for tensor, _, _ in read.values()),
                                         (fmt for _, fmt, _ in read.values())) if kept]
     report.l1_budget = usable_l1_per_core(device)
-    report.mesh = conversion.module.mesh
+    report.mesh, report.tp = conversion.module.mesh, conversion.module.tp
     report.dram_reserved, report.dram_budget = dram_use(graph, device).peak_bytes, dram_budget(device)
     report.regions = conversion.region_summaries()
     reasons = conversion.module.notes.get("place-memory", {}).get("reasons")

@@ -154,7 +154,7 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         # onnxruntime first: a model it refuses, or inputs it cannot run (a Gather index out of range), are
         # the user's to fix, and would make the simulated program fail too
         expected = _onnxruntime(accurate_sigmoids(source), feeds, list(program.OUTPUTS))  # (reference.py)
-        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh)
+        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh, _uses_fabric(conversion.module))
     tails = sigmoid_outputs(source)
     checks = [compare(name, _host_array(run.got[name]), expected[name], threshold, name in tails)
               for name in program.OUTPUTS]
@@ -176,10 +176,18 @@ class _Run:
     probes: list
 
 
-def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1)) -> _Run:
+def _uses_fabric(module) -> bool:
+    """Whether the program moves data between chips (CCL ops: the mesh opens with the fabric configured, as
+    the program's main() does)."""
+    from onnx2ttnn.ir.ttnn_ops import Cost, op_info
+
+    return any(op_info(n.op).cost == Cost.CCL for n in module.graph.nodes)
+
+
+def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1), fabric=False) -> _Run:
     """Load the parameters and run forward on the simulator (on a mesh of simulated chips for a multi-chip
-    program: the figures are then the first chip's, the leaks every chip's); a failure is the generated
-    program's (a bug)."""
+    program: the figures are then the first chip's, the leaks every chip's; `fabric`: with the fabric config
+    set, as CCL ops need); a failure is the generated program's (a bug)."""
     from onnx2ttnn.sim import runtime
 
     probes: list = []
@@ -193,6 +201,7 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh
         if mesh == (1, 1):
             dev = ttnn.open_device(device_id=0, l1_small_size=16384)
         else:
+            ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D if fabric else ttnn.FabricConfig.DISABLED)
             dev = ttnn.open_mesh_device(ttnn.MeshShape(*mesh), l1_small_size=16384)
         try:
             params = program.load_parameters(dev)
@@ -216,6 +225,8 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh
                 ttnn.deallocate(tensor)
         leaks = [str(b) for b in runtime.leaks(dev)]
         (ttnn.close_device if mesh == (1, 1) else ttnn.close_mesh_device)(dev)
+        if mesh != (1, 1):
+            ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
     return _Run(got, stats, leaks, memory_trace, probes)
 
 

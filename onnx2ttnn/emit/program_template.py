@@ -17,8 +17,7 @@ def header(w: CodeWriter, em, inputs: dict) -> None:
     # Names from the model or the command line appear only in comments and ascii() literals.
     w.line(f"# onnx2ttnn {__version__}")
     w.line(f"# source model: {ascii(em.source_model)} (opset {module.opset}, producer {ascii(module.producer)})")
-    mesh = "" if em.module.chips == 1 else " (a {}x{} mesh, data parallel: the batch split over the chips)".format(
-        *em.module.mesh)
+    mesh = "" if em.module.chips == 1 else " (a {}x{} mesh, {})".format(*em.module.mesh, _sharing(em.module))
     w.line(f"# device: {em.device_name}{mesh}; options: {ascii(em.options_text)}")
     w.line(f"# weights: {ascii(em.weights_file)} (next to this file)")
     w.line(f"# trace: {em.trace.summary()}")
@@ -396,6 +395,14 @@ if __name__ == "__main__":
 
 
 
+def _sharing(module) -> str:
+    """How the chips of a mesh share the work, for the program's header."""
+    if module.tp == 1:
+        return "data parallel: the batch split over the chips"
+    tp = f"tensor parallel: each layer split over the {module.tp} chips of a row"
+    return tp if module.dp == 1 else f"{tp}, the batch split over the {module.dp} rows"
+
+
 OPEN_DEVICE = """        return ttnn.open_device(device_id=args.device_id, l1_small_size=16384)
     except Exception as exc:
         raise InputError(f"cannot open device {args.device_id}: {printable(exc)}") from None"""
@@ -405,11 +412,16 @@ OPEN_MESH = """        # a {rows}x{cols} mesh of chips (--device-id is not used)
         raise InputError(f"cannot open a {rows}x{cols} mesh of devices: {{printable(exc)}}") from None"""
 CLOSE_DEVICE = "        ttnn.close_device(device)"
 WARM_UP = "    release(forward_device(device, params, **buffers))  # warm-up: compiles every op's program, outside the trace"
+# CCL ops need the ethernet fabric configured before the mesh opens (docs/ttnn-facts.md §27)
+FABRIC = """        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)  # the CCL ops move data over the fabric
+"""
+CLOSE_FABRIC = "\n        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)"
 
 
-def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False) -> None:
-    """main() and its helpers; on a mesh of chips run() opens and closes the mesh (no fabric config: data
-    parallel moves nothing between chips, docs/design.md §6.19) instead of one device.  `settle`: the program has
+def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False, fabric: bool = False) -> None:
+    """main() and its helpers; on a mesh of chips run() opens and closes the mesh instead of one device; with
+    `fabric` (a program with CCL ops, tensor parallel) it sets the fabric config first and resets it after
+    (data parallel moves nothing between chips and sets none, docs/design.md §6.19).  `settle`: the program has
     settle_weights (emit/conv_resident.py), which a traced run calls after its warm-up, before the capture."""
     text = MAIN.strip("\n")
     if settle:
@@ -417,7 +429,8 @@ def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False) ->
         text = text.replace(WARM_UP, WARM_UP + "\n    settle_weights(params)  # before the capture: not part of the trace")
     if mesh != (1, 1):
         assert OPEN_DEVICE in text and CLOSE_DEVICE in text
-        text = text.replace(OPEN_DEVICE, OPEN_MESH.format(rows=mesh[0], cols=mesh[1]))
-        text = text.replace(CLOSE_DEVICE, "        ttnn.close_mesh_device(device)")
+        opening = OPEN_MESH.format(rows=mesh[0], cols=mesh[1])
+        text = text.replace(OPEN_DEVICE, FABRIC + opening if fabric else opening)
+        text = text.replace(CLOSE_DEVICE, "        ttnn.close_mesh_device(device)" + (CLOSE_FABRIC if fabric else ""))
     for raw in text.splitlines():
         w.line(raw)

@@ -24,7 +24,7 @@ from onnx2ttnn.ir.program_config import ProgramConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.traceable import TracePlan, trace_plan
-from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, op_info
+from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, op_info
 
 
 def _torch(node: gs.Node, dtype) -> str:
@@ -41,6 +41,8 @@ def _upload_shape(node: gs.Node):
     have the shapes the passes planned views and deallocations with."""
     if node.attrs.get("_shape") is not None:
         return tuple(node.attrs["_shape"])
+    if node.attrs.get("_tp"):  # a weight split over the chips: its host values are whole (split-tensor-parallel)
+        return None
     src, out = node.inputs[0], node.outputs[0]
     host = src.values.shape if isinstance(src, gs.Constant) else src.shape
     if host is None or out.shape is None or tuple(host) == tuple(out.shape):
@@ -161,7 +163,7 @@ class PythonEmitter:
         """A graph input's shape as the program's caller gives it: on a mesh (data parallel), dim 0 holds every
         chip's piece (the graph is one chip's program; place-on-mesh places each input `shard0`)."""
         shape = tuple(int(d) for d in tensor.shape)
-        return (shape[0] * self.module.chips,) + shape[1:] if self.module.chips > 1 else shape
+        return (shape[0] * self.module.dp,) + shape[1:] if self.module.dp > 1 else shape
 
     # --- rendering -----------------------------------------------------------------------------
     def call(self, node: gs.Node, host: bool = False) -> str:
@@ -317,7 +319,8 @@ class PythonEmitter:
         line_map = self._forward(w, body_nodes, inputs)
         if self.trace.traceable:
             self._traced_parts(w, inputs)
-        program_template.main(w, self.module.mesh, settle=bool(self.settle))
+        program_template.main(w, self.module.mesh, settle=bool(self.settle),
+                              fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes))
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 

@@ -83,6 +83,7 @@ class NodeCost:
     cores: int = 1
     time_s: float = 0.0
     bound: str = ""  # "compute" | "dram" | "l1" | ""
+    ethernet: int = 0  # bytes each chip sends to its neighbours (CCL ops)
     call: bool = True  # a ttnn call the host dispatches (host fallbacks are not)
     launch: bool = False  # runs a program on the device (views and FREE ops do not)
 
@@ -119,6 +120,11 @@ class ProgramCost:
         return sum(n.time_s for n in self.nodes)
 
     @property
+    def ethernet_bytes(self) -> int:
+        """Bytes each chip sends over its ethernet links per forward (CCL ops)."""
+        return sum(n.ethernet for n in self.nodes)
+
+    @property
     def calls(self) -> int:
         """ttnn calls per forward (deallocations and weight uploads excluded)."""
         return sum(n.call for n in self.nodes)
@@ -144,7 +150,8 @@ class ProgramCost:
 
     def summary(self) -> dict:
         return {"dram_bytes": self.dram_bytes, "floor_bytes": self.floor_bytes,
-                "conversion_bytes": self.conversion_bytes, "time_us": round(self.time_s * 1e6, 3),
+                "conversion_bytes": self.conversion_bytes, "ethernet_bytes": self.ethernet_bytes,
+                "time_us": round(self.time_s * 1e6, 3),
                 "calls": self.calls, "eager_us": round(self.eager_s * 1e6, 3),
                 "traced_us": round(self.traced_s * 1e6, 3)}
 
@@ -241,6 +248,10 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
     _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
+    if info.cost == Cost.CCL and out_layout is not None:
+        cost.ethernet = ccl_bytes(node.op, _bytes(*out_layout), int(node.attrs.get("_ccl_chips", 1)))
+        wire = cost.ethernet / (device.ethernet_gbps * device.ethernet_links * 1e9)
+        cost.time_s, cost.bound = max((cost.time_s, cost.bound), (wire, "ethernet"), key=lambda term: term[0])
     if out_layout is not None and _bias_apart(node, info):
         _add_second_pass(cost, out_layout, "add", device, _bias_bytes(node, layouts))
     if out_layout is not None and activation_apart(node):
@@ -270,6 +281,19 @@ def _account_table(cost: NodeCost, node: gs.Node, layout: TTNNLayout) -> None:
         _account(cost, copy, total_bytes(table.shape, copy), read=False)
         layout = copy
     _account(cost, layout, table_rows_bytes(node, layout), read=True)
+
+
+def ccl_bytes(op: str, out_bytes: int, chips: int) -> int:
+    """Bytes each of `chips` chips sends for a CCL op writing `out_bytes` per chip, by the bandwidth-optimal
+    ring algorithms (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+    workstations", 2009): reduce_scatter and all_gather send (chips - 1) pieces of 1 / chips of the whole,
+    all_reduce both in turn.  How ttnn 0.81.1 schedules them over a line was not measured; this is the
+    lower bound any schedule pays."""
+    if chips <= 1:
+        return 0
+    whole = out_bytes * chips if op == "reduce_scatter" else out_bytes  # reduce_scatter writes one piece
+    steps = 2 if op == "all_reduce" else 1
+    return steps * (chips - 1) * whole // chips
 
 
 def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0) -> None:

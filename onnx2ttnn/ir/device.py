@@ -33,6 +33,12 @@ class DeviceSpec:
     # A board or system of several such chips: the mesh shapes ttnn can open on it (rows x columns of chips;
     # the first is the default).  All other figures are per chip (docs/design.md §6.19).
     meshes: tuple[tuple[int, int], ...] = ((1, 1),)
+    # Between neighbouring chips of a mesh (CCL ops, ir/cost.py): each ethernet link's bandwidth per direction
+    # and the links joining two neighbours.  Wormhole: 16 ethernet tiles per chip, each a bidirectional 100 GbE
+    # link = 12.5 GB/s (Tenstorrent's tt-isa-documentation, WormholeB0 README); n300's two chips and T3000's
+    # neighbours are joined by two links (tt-metal's T3000 topology, tools/ttnn_mock/cluster_desc.py).
+    ethernet_gbps: float = 12.5
+    ethernet_links: int = 2
 
     @property
     def chips(self) -> int:

@@ -90,10 +90,16 @@ class Module:
     # dim (frontend/batch_split.py); the graph is the per-chip program (docs/design.md §6.19)
     mesh: tuple[int, int] = (1, 1)
     batch_dims: dict = field(default_factory=dict)
+    tp: int = 1  # chips along mesh axis 1 sharing each layer (tensor parallel, §6.21); the batch splits over the rest
 
     @property
     def chips(self) -> int:
         return self.mesh[0] * self.mesh[1]
+
+    @property
+    def dp(self) -> int:
+        """Chips the batch is split over (data parallel)."""
+        return self.chips // self.tp
 
 
 def layout_of(tensor: gs.Tensor) -> Optional[TTNNLayout]:

@@ -12,8 +12,9 @@ and parses back:
 
 On a mesh of chips (docs/design.md §6.19) the layout also carries the tensor's placement over the chips,
 `mesh=`: `replicated` (each chip holds the whole tensor) or `shard<d>` (dim d split over all chips, chip i
-holding the i-th piece; `shard<d>@<a>` along mesh axis a only, for tensor parallel), and the shape is one
-chip's.  A host tensor `shard<d>` is the whole tensor the program's caller sees, the chips' pieces joined on
+holding the i-th piece; `shard<d>@<a>` along mesh axis a only), and the shape is one chip's.  Tensor
+parallel (§6.21) adds a part along mesh axis 1: `shard<d>@1` (dim d split along it) or `partial@1` (each
+chip holds a partial sum), alone or after the batch's part: `shard0@0,partial@1`.  A host tensor `shard<d>` is the whole tensor the program's caller sees, the chips' pieces joined on
 dim d.  Single-chip programs carry no placement.
 
 The memory config pass derives each op's `memory_config` from its output layout with `memory_config_of`;
@@ -49,31 +50,52 @@ LAYOUT_DTYPES: dict[str, tuple[str, int, int]] = {
 BLOCK_FLOATS = ("bfp8", "bfp4")  # block-float dtypes: TILE only, one exponent per 16 values
 
 
+TP_AXIS = 1  # tensor parallel runs along the mesh's columns (axis 1); data parallel along its rows on a 2-D mesh
+PARTIAL = "partial"
+
+
 @dataclass(frozen=True)
 class MeshPlacement:
     """How a tensor is spread over the chips of a mesh: replicated, or dim `dim` split (over all chips, or
-    along mesh axis `axis` only)."""
+    along mesh axis `axis` only); `tp`, along the tensor-parallel axis (TP_AXIS): None (replicated along it),
+    a dim split along it, or PARTIAL (each chip holds a partial sum, docs/design.md §6.21)."""
 
     dim: Optional[int] = None  # None: replicated
     axis: Optional[int] = None
+    tp: Optional[object] = None  # None | int dim | PARTIAL
 
     @property
     def replicated(self) -> bool:
-        return self.dim is None
+        return self.dim is None and self.tp is None
+
+    @property
+    def partial(self) -> bool:
+        return self.tp == PARTIAL
 
     def __str__(self) -> str:
-        if self.dim is None:
-            return "replicated"
-        return f"shard{self.dim}" + (f"@{self.axis}" if self.axis is not None else "")
+        parts = []
+        if self.dim is not None:
+            parts.append(f"shard{self.dim}" + (f"@{self.axis}" if self.axis is not None else ""))
+        if self.tp is not None:
+            parts.append(f"{PARTIAL}@{TP_AXIS}" if self.partial else f"shard{self.tp}@{TP_AXIS}")
+        return ",".join(parts) or "replicated"
 
     @classmethod
     def parse(cls, text: str) -> "MeshPlacement":
         if text == "replicated":
             return cls()
-        m = re.fullmatch(r"shard(\d+)(?:@(\d+))?", text)
-        if not m:
-            raise LayoutError(f"cannot parse mesh placement {text!r}")
-        return cls(int(m[1]), int(m[2]) if m[2] else None)
+        dim = axis = tp = None
+        for part in text.split(","):
+            m = re.fullmatch(r"shard(\d+)(?:@(\d+))?|partial@(\d+)", part)
+            if not m or (m[3] is not None and int(m[3]) != TP_AXIS):
+                raise LayoutError(f"cannot parse mesh placement {text!r}")
+            if m[3] is not None:
+                tp = PARTIAL
+            elif m[2] is not None and int(m[2]) == TP_AXIS:
+                tp = int(m[1])
+            else:
+                dim, axis = int(m[1]), int(m[2]) if m[2] else None
+        return cls(dim, axis, tp)
 
 
 REPLICATED = MeshPlacement()

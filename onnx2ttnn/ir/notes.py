@@ -84,8 +84,14 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          required_on=("to_torch", HOST_OUTPUT)),
     Note("shape", Shape, "the shape a host tensor is reshaped to: after a download (its ONNX shape) or before "
          "an upload (the device shape: a rank-0 value is [1] on the device); on a mesh, the whole batch's",
-         (LOWER, "place-on-mesh"), ("emit",),
+         (LOWER, "place-on-mesh", "split-tensor-parallel"), ("emit",),
          ops=("to_torch", "from_torch")),
+    Note("tp", tuple[Union[None, int, Literal["partial"]], ...], "tensor parallel (docs/design.md §6.21): each "
+         "output's split along the mesh's tp axis, one chip's piece: a dim split over the chips, `partial` (a "
+         "row-parallel linear's partial sums, which an all_reduce follows), or None (whole on every chip)",
+         ("split-tensor-parallel",), ("place-on-mesh", "emit")),
+    Note("ccl_chips", int, "a CCL op's chips along its cluster_axis (the cost model's ethernet bytes)",
+         ("split-tensor-parallel",), (PLACE, "report", "ir-dump"), ops=("all_reduce", "reduce_scatter", "all_gather")),
     Note("nhwc", NHWCDims, "a download of a flattened NHWC [1, 1, N*H*W, C] tensor: its (N, H, W, C), to "
          "reshape and permute back to NCHW on the host (on a mesh, N of the whole batch)", (LOWER, "place-on-mesh"),
          ("emit",), ops=("to_torch",)),

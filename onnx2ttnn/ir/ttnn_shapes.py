@@ -227,3 +227,17 @@ def _attention(node, shapes):
 def _concatenate_heads(node, shapes):
     b, n, s, dh = shapes[0]
     return (b, s, n * dh)
+
+
+# --- collectives (docs/ttnn-facts.md §27): each chip's result; `_ccl_chips` along the cluster axis ---------------
+@_rule("all_reduce")
+def _all_reduce(node, shapes):
+    return shapes[0]
+
+
+@_rule("all_gather", "reduce_scatter")
+def _gather_scatter(node, shapes):
+    chips, dim = int(node.attrs.get("_ccl_chips", 1)), int(node.attrs["dim"])
+    out = list(shapes[0])
+    out[dim] = out[dim] * chips if node.op == "all_gather" else out[dim] // chips
+    return tuple(out)

@@ -186,6 +186,9 @@ def _shapes(module: Module, device) -> Found:
         except ShapeError as exc:
             yield node, None, str(exc)
             continue
+        if shapes and node.op == "from_torch" and node.attrs.get("_tp"):  # a weight split over the chips
+            shapes = [tuple(d // module.tp if k == dim else d for k, d in enumerate(shape))
+                      for shape, dim in zip(shapes, node.attrs["_tp"])]
         for tensor, shape in zip(node.outputs, shapes or ()):
             declared = tuple(tensor.shape) if tensor.shape is not None else None
             if declared != shape:

@@ -2,7 +2,8 @@
 allocator replay and the report use.
 
     usable_l1_per_core(device)         = DeviceSpec.l1_budget_per_bank - OP_SCRATCH_RESERVE
-    usable_l1_per_core(device, op)       = the same - the op's l1_reserve (op table: conv2d, conv_transpose2d)
+    usable_l1_per_core(device, op)       = the same - the op's l1_reserve (op table: conv2d, conv_transpose2d,
+                                                                          embedding)
 
 Where each number comes from:
 - `DeviceSpec.l1_budget_per_bank` (ir/device.py): the L1 bank size the real ttnn 0.81.1 allocator reports on
@@ -25,6 +26,8 @@ Where each number comes from:
   (MobileNetV2's depthwise 3x3 over 144 channels from a height-sharded input;
   tools/ttnn_mock/probes/probe_conv_cb.py, results/conv_cb.txt).  640 KiB is the round figure that
   covers the larger of the two with the op reserve.
+- embedding's `l1_reserve` (80 KiB, ir/ttnn_ops/data_movement.py): its circular buffers reached 70,545 B past
+  what the op reserve leaves, on the mock n300 (docs/ttnn-facts.md §27).
 """
 from __future__ import annotations
 

@@ -7,7 +7,11 @@ a DRAM input makes conv2d write DRAM, ir/ttnn_ops/conv_pool.py).  Then a verifie
 attribute equals what the layout derives, and that none is missing.
 On a mesh (a layout with `mesh=`), uploads get `mesh_mapper` (ttnn.replicate_tensor_to_mesh_mapper or
 ttnn.shard_tensor_to_mesh_mapper(device, dim=d) from the output's placement) and downloads `mesh_composer`
-(ttnn.concat_mesh_to_tensor_composer(device, dim=d), d the device tensor's sharded dim).
+(ttnn.concat_mesh_to_tensor_composer(device, dim=d), d the device tensor's sharded dim).  With a tensor-parallel
+part on a mesh of several rows, uploads take `ttnn.create_mesh_mapper(device, ttnn.MeshMapperConfig([row
+placement, column placement]))`; downloads of a tensor-parallel program (replicated along the columns) take
+`ttnn.create_mesh_composer(device, ttnn.MeshComposerConfig([d, e], ttnn.MeshShape(rows, 1)))`: the first
+column's pieces, joined on the batch dim d (e: any other dim, the one piece of that column).
 Before: `y = relu(x)` with `y: tile<bf16> l1 interleaved`; after: `relu(x, memory_config=L1 interleaved)`.
 """
 from __future__ import annotations
@@ -33,13 +37,13 @@ class AssignMemoryConfigs(Pass):
             if derived is not None:
                 node.attrs["memory_config"] = derived
                 count += 1
-            for name, value in _derived_mesh(node).items():
+            for name, value in _derived_mesh(node, module.mesh[0], module.tp).items():
                 node.attrs[name] = value
             slice_config = _derived_slice_config(node)
             if slice_config is not None:
                 node.attrs["slice_config"] = slice_config
                 slices += 1
-        verify_memory_configs(module.graph)
+        verify_memory_configs(module.graph, module.mesh[0], module.tp)
         module.notes[self.name] = {"memory_configs": count, "l1_full_convs": slices}
 
 
@@ -51,21 +55,37 @@ def _derived(node: gs.Node):
     return memory_config_of(layout) if layout is not None else None
 
 
-def _derived_mesh(node: gs.Node) -> dict:
-    """{mesh_mapper: ...} of an upload, {mesh_composer: ...} of a download, from the layouts' placements."""
+def _derived_mesh(node: gs.Node, rows: int = 1, tp: int = 1) -> dict:
+    """{mesh_mapper: ...} of an upload, {mesh_composer: ...} of a download, from the layouts' placements
+    (`rows` of the mesh, `tp` chips along its columns sharing each layer)."""
     if node.op == "from_torch":
         layout = layout_of(node.outputs[0])
         if layout is None or layout.mesh is None or not layout.on_device:
             return {}
-        if layout.mesh.replicated:
-            return {"mesh_mapper": TTNNCall("replicate_tensor_to_mesh_mapper", DEVICE)}
-        return {"mesh_mapper": TTNNCall("shard_tensor_to_mesh_mapper", DEVICE, dim=layout.mesh.dim)}
+        return {"mesh_mapper": _mapper(layout.mesh, rows, tp)}
     if node.op == "to_torch":
         layout = layout_of(node.inputs[0])
-        if layout is None or layout.mesh is None or layout.mesh.replicated:
+        if layout is None or layout.mesh is None or (layout.mesh.replicated and tp == 1):
             return {}
-        return {"mesh_composer": TTNNCall("concat_mesh_to_tensor_composer", DEVICE, dim=layout.mesh.dim)}
+        if tp == 1:
+            return {"mesh_composer": TTNNCall("concat_mesh_to_tensor_composer", DEVICE, dim=layout.mesh.dim)}
+        dim = layout.mesh.dim or 0
+        other = 1 if dim == 0 else 0
+        config = TTNNCall("MeshComposerConfig", [dim, other], TTNNCall("MeshShape", rows, 1))
+        return {"mesh_composer": TTNNCall("create_mesh_composer", DEVICE, config)}
     return {}
+
+
+def _mapper(placement, rows: int, tp: int) -> TTNNCall:
+    """The mesh mapper uploading a tensor to `placement`."""
+    if placement.replicated:
+        return TTNNCall("replicate_tensor_to_mesh_mapper", DEVICE)
+    if tp == 1 or rows == 1:
+        dim = placement.dim if placement.dim is not None else placement.tp
+        return TTNNCall("shard_tensor_to_mesh_mapper", DEVICE, dim=dim)
+    parts = [TTNNCall("PlacementReplicate") if d is None else TTNNCall("PlacementShard", d)
+             for d in (placement.dim, placement.tp)]
+    return TTNNCall("create_mesh_mapper", DEVICE, TTNNCall("MeshMapperConfig", parts))
 
 
 def _derived_slice_config(node: gs.Node):
@@ -77,11 +97,11 @@ def _derived_slice_config(node: gs.Node):
     return L1_FULL_SLICE_CONFIG if layout is not None and layout.buffer == "l1" else None
 
 
-def verify_memory_configs(graph: gs.Graph) -> None:
+def verify_memory_configs(graph: gs.Graph, rows: int = 1, tp: int = 1) -> None:
     """Every device-producing node's `memory_config` (and conv2d's `slice_config`) equals what its layout
     derives."""
     for index, node in enumerate(graph.nodes):
-        mesh = _derived_mesh(node)
+        mesh = _derived_mesh(node, rows, tp)
         pairs = [("memory_config", _derived(node)), ("slice_config", _derived_slice_config(node))]
         pairs += [(name, mesh.get(name)) for name in ("mesh_mapper", "mesh_composer")
                   if name in mesh or name in node.attrs]

@@ -23,6 +23,7 @@ from onnx2ttnn.passes.place_on_mesh import PlaceOnMesh
 from onnx2ttnn.passes.remove_identities import RemoveIdentities
 from onnx2ttnn.passes.reuse_conv_weights import ReuseConvWeights
 from onnx2ttnn.passes.simplify_ttnn import SimplifyTTNN
+from onnx2ttnn.passes.split_tensor_parallel import SplitTensorParallel
 
 # What the importer does before the first pass (frontend/importer.py).
 IMPORT_STAGES = (
@@ -46,6 +47,7 @@ def build_pipeline() -> list[Pass]:
         SimplifyTTNN(),       # reshape chains collapse
         FuseEpilogues(),      # activations and residual adds folded into the call next to them
         ReuseConvWeights(),   # conv2d prepares its weights once; later calls reuse them
+        SplitTensorParallel(),  # --parallel tp: Megatron pairs split over the chips, all_reduce after each
         # layouts
         AssignLayouts(),      # a TTNNLayout on every tensor
         DecomposeLayouts(),   # only the to_layout conversions that ops need

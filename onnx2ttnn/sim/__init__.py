@@ -10,7 +10,7 @@ integers), a device built from `onnx2ttnn.ir.device.DeviceSpec` with L1/DRAM ban
 out-of-memory errors, views that share buffers, deallocation and use-after-free errors, memory-config and
 shard validation, each op's layout/dtype requirements, trace capture and replay with their rules and two command
 queues' event ordering (ops_trace.py, ops_queues.py), meshes of chips (sim/_mesh.py: per-chip allocators, mesh
-mappers and composers), and what a compute kernel config's math fidelity and
+mappers and composers; sim/_ccl.py: the fabric config and the CCL ops' numerics), and what a compute kernel config's math fidelity and
 destination accumulation do to a matmul or conv (sim/_fidelity.py).  What is not: kernels' exact arithmetic
 (accumulation order, approximations), except the SFPU arithmetic of sigmoid and exp in their accuracy variants
 (_sfpu.py), circular-buffer memory of ops, program caches.
@@ -50,6 +50,9 @@ from ._mesh import (CppMeshToTensor, CppTensorToMesh, MeshDevice, MeshShape, clo
                     concat_mesh_to_tensor_composer, get_device_tensors, open_mesh_device,
                     replicate_tensor_to_mesh_mapper, shard_tensor_to_mesh_mapper)
 from ._mesh import lift as _lift  # noqa: E402
+from ._ccl import (FabricConfig, MeshComposerConfig, MeshMapperConfig, PlacementReplicate,  # noqa: E402
+                   PlacementShard, all_gather, all_reduce, create_mesh_composer, create_mesh_mapper, reduce_scatter,
+                   set_fabric_config)
 
 
 def _lift_ops(names: dict) -> None:

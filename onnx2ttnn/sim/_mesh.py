@@ -5,7 +5,7 @@ leaks are per chip, as on the real mesh: docs/ttnn-facts.md §26).  A MeshTensor
 `lift` wraps every ttnn op of the simulator: a call given a mesh tensor or a mesh device runs once per chip,
 on that chip's pieces, and its tensor results become mesh tensors again.  from_torch splits or replicates a
 host tensor with a mesh mapper; to_torch joins the pieces with a mesh composer.  No op moves data between
-chips here (no CCL op is simulated yet).
+chips here: the CCL ops, the fabric config and the 2-D mappers and composers are sim/_ccl.py's.
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class MeshShape:
 class MeshDevice:
     """Several simulated chips opened together; each chip allocates on its own."""
 
-    def __init__(self, shape: MeshShape, chips: list[Device]):
-        self.shape, self.chips = shape, chips
+    def __init__(self, shape: MeshShape, chips: list[Device], fabric=None):
+        self.shape, self.chips, self.fabric = shape, chips, fabric  # fabric: the config it was opened with
 
     @property
     def is_open(self) -> bool:
@@ -136,7 +136,7 @@ class CppMeshToTensor:
 def open_mesh_device(mesh_shape=None, l1_small_size=0, trace_region_size=0, num_command_queues=1,
                      dispatch_core_config=None, offset=None, physical_device_ids=(), worker_l1_size=0):
     """A mesh of simulated chips of runtime.device_spec(), `mesh_shape` (default: all its chips)."""
-    from . import runtime
+    from . import _ccl, runtime
 
     spec = runtime.device_spec()
     shape = mesh_shape if mesh_shape is not None else MeshShape(spec.meshes[0])
@@ -144,7 +144,8 @@ def open_mesh_device(mesh_shape=None, l1_small_size=0, trace_region_size=0, num_
         raise TypeError(f"open_mesh_device: mesh_shape must be a ttnn.MeshShape, got {type(shape).__name__}")
     if shape.mesh_size() > spec.chips or (shape.dims() == 2 and not spec.fits_mesh(shape[0], shape[1])):
         raise RuntimeError(f"TT_FATAL: the system mesh of {spec.name} ({spec.chips} chips) cannot hold a {shape}")
-    return MeshDevice(shape, [Device(spec, k, l1_small_size, trace_region_size) for k in range(shape.mesh_size())])
+    return MeshDevice(shape, [Device(spec, k, l1_small_size, trace_region_size) for k in range(shape.mesh_size())],
+                      _ccl.fabric_config())
 
 
 def close_mesh_device(mesh_device) -> None:
@@ -184,7 +185,9 @@ def map_to_mesh(upload, tensor: torch.Tensor, mesh: MeshDevice, mapper, kwargs: 
     if mapper is not None and not isinstance(mapper, CppTensorToMesh):
         raise TypeError(f"from_torch: mesh_mapper must come from a ttnn mesh mapper, got {type(mapper).__name__}")
     chips = mesh.chips
-    if mapper is None or mapper.dim is None:
+    if hasattr(mapper, "pieces"):  # a 2-D mapper (sim/_ccl.py create_mesh_mapper)
+        pieces = mapper.pieces(tensor)
+    elif mapper is None or mapper.dim is None:
         pieces = [tensor] * len(chips)
     else:
         if tensor.shape[mapper.dim] % len(chips):
@@ -198,6 +201,8 @@ def compose(download, tensor: MeshTensor, composer, dtype):
     """to_torch of a mesh tensor: the chips' pieces joined by `composer` (required)."""
     if not isinstance(composer, CppMeshToTensor):
         raise RuntimeError(f"TT_FATAL: to_torch of a tensor on {len(tensor._pieces)} chips needs a mesh_composer")
+    if hasattr(composer, "join"):  # a composer of create_mesh_composer (sim/_ccl.py)
+        return composer.join([download(piece, dtype) for piece in tensor._pieces])
     return torch.cat([download(piece, dtype) for piece in tensor._pieces], dim=composer.dim)
 
 

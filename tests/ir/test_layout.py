@@ -42,8 +42,18 @@ def test_parse_rejects_garbage():
 
 
 def test_mesh_placement_fields():
-    layout = TTNNLayout.parse("tile<bf16> l1 interleaved mesh=shard3@1")
-    assert (layout.mesh.dim, layout.mesh.axis, layout.mesh.replicated) == (3, 1, False)
+    """One part per mesh axis: the batch's (`shard<d>`, or `shard<d>@0` on a 2-D mesh) and tensor parallel's
+    along axis 1 (`shard<d>@1` or `partial@1`, docs/design.md §6.21)."""
+    layout = TTNNLayout.parse("tile<bf16> l1 interleaved mesh=shard0@0,shard3@1")
+    assert (layout.mesh.dim, layout.mesh.axis, layout.mesh.tp, layout.mesh.replicated) == (0, 0, 3, False)
+    alone = TTNNLayout.parse("tile<bf16> l1 interleaved mesh=shard3@1").mesh
+    assert (alone.dim, alone.tp, alone.replicated) == (None, 3, False)
+    partial = TTNNLayout.parse("tile<bf16> l1 interleaved mesh=partial@1").mesh
+    assert partial.partial and not partial.replicated and str(partial) == "partial@1"
+    for text in ("shard0@0,shard3@1", "shard0,partial@1", "shard2"):
+        assert str(TTNNLayout.parse(f"tile<bf16> dram interleaved mesh={text}").mesh) == text
+    with pytest.raises(LayoutError):
+        TTNNLayout.parse("tile<bf16> dram interleaved mesh=partial@0")
     assert TTNNLayout.parse("tile<bf16> l1 interleaved mesh=replicated").mesh.replicated
     assert TTNNLayout().mesh is None and layout.with_(buffer="host").mesh == layout.mesh
 

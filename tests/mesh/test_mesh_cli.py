@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_cli import MLP, RUNNERS, message_of
+from tests.test_cli import CNN, MLP, RUNNERS, message_of
 
 CASES = {
     "mesh larger than the device": (["--device", "n300", "--mesh", "1x4"], MLP,
@@ -12,9 +12,13 @@ CASES = {
     "mesh on a one-chip device": (["--device", "n150", "--mesh", "2x1"], MLP,
                                   "--mesh 2x1 is larger than device n150 (1 chip, mesh 1x1)"),
     "malformed mesh": (["--device", "t3k", "--mesh", "8"], MLP, "--mesh '8': expected RxC"),
-    "batch not divisible": (["--device", "t3k"], MLP,
+    "batch not divisible": (["--device", "t3k", "--parallel", "dp"], MLP,
                             "data parallel: the batch (4, dim 0 of every input) does not divide by the mesh's 8 chips"),
-    "tensor parallel": (["--device", "t3k", "--parallel", "tp"], MLP, "tensor parallel is not supported yet"),
+    "tensor parallel without a pair to split": (["--device", "t3k", "--parallel", "tp"], CNN,
+                                                "tensor parallel (--parallel tp): the model has no attention or "
+                                                "feed-forward pair of linears to split over the chips"),
+    "tensor parallel on one column": (["--device", "t3k", "--mesh", "2x1", "--parallel", "tp"], MLP,
+                                      "--parallel tp needs a mesh with more than one column of chips (got 2x1)"),
     "batch baked into the model": (["--device", "n300", "--input-shape", "x=2,8"], None,
                                    "data parallel: the batch cannot be split over the chips: a Reshape node (unnamed) "
                                    "mixes the rows of the batch (a reduction, a contraction or a shape the model "

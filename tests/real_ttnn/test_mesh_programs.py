@@ -49,3 +49,24 @@ def test_host_steps_of_a_data_parallel_program_run_on_the_mock_mesh(ttnn_mock, n
     assert report["memory_after_clearing_program_cache"] == {"L1": 0, "DRAM": 0}, report
     shapes = re.findall(r": shape \((\d+),", report["stdout"])
     assert shapes and all(int(s) == batch for s in shapes), report["stdout"]
+
+
+# tensor parallel (docs/design.md §6.21): over one row (n300 1x2, T3000 1x8) and dp x tp on T3000 2x4
+TP_CASES = [("bert", "n300", "", 1), ("gpt2", "t3k", "1x8", 1), ("vit", "t3k", "2x4", 2)]
+
+
+@pytest.mark.parametrize("name,device,mesh,batch", TP_CASES,
+                         ids=[f"{c[0]}-{c[1]}{c[2] and '-' + c[2]}" for c in TP_CASES])
+def test_tensor_parallel_program_runs_on_the_mock_mesh(ttnn_mock, dp_model, name, device, mesh, batch, tmp_path):
+    """The program sets the 1-D fabric, opens the mesh, uploads split weights, runs its all_reduces over the
+    fabric and reads one replica per row back; nothing it allocated is left on the chips."""
+    model = dp_model(name)
+    program = str(tmp_path / "tp_ttnn.py")
+    onnx2ttnn.convert(model, program, device=device, mesh=mesh, parallel="tp",
+                      input_shapes=batch_shapes(model, batch)).write(program)
+    report = run_mesh_program(ttnn_mock, program, device, "--iterations", "1")
+    assert report["exit"] == 0, report
+    assert report["chips"] == (2 if device == "n300" else 8)
+    assert report["memory_after_clearing_program_cache"] == {"L1": 0, "DRAM": 0}, report
+    shapes = re.findall(r": shape \((\d+),", report["stdout"])
+    assert shapes and all(int(s) == batch for s in shapes), report["stdout"]

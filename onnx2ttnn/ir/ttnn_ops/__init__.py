@@ -16,7 +16,7 @@ from onnx2ttnn.ir.ttnn_ops.facts import (HEIGHT_PROBE, HOST_OPS, INTEGER_PROBE, 
                                          node_input_layout, op_info)
 # the entries, by family (each module declares its ops when imported)
 from onnx2ttnn.ir.ttnn_ops.conversions import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION
-from onnx2ttnn.ir.ttnn_ops import data_movement, eltwise, nn, transformer  # noqa: F401,E402
+from onnx2ttnn.ir.ttnn_ops import ccl, data_movement, eltwise, nn, transformer  # noqa: F401,E402
 from onnx2ttnn.ir.ttnn_ops.conv_pool import CONV_SCRATCH_EXTRA
 
 __all__ = ["CONV_SCRATCH_EXTRA", "HEIGHT_PROBE", "HOST_COMPUTE", "HOST_OPS", "HOST_OUTPUT", "HOST_REGION",

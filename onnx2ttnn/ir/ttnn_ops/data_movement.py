@@ -30,6 +30,11 @@ declare("repeat", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
 declare("pad", **_MOVES)
 # indices are uint32 ROW_MAJOR; a float table gives TILE rows, an integer one ROW_MAJOR rows; a TILE table (a
 # bfloat8_b one) is copied whole into a temporary of its bf16 size in its own memory at every call (ttnn-facts §32)
+# l1_reserve: its circular buffers end 204,256 B into L1 (the mock n300, BERT-base tensor parallel with its
+# L1-resident weights: "Statically allocated dataflow buffers ... clash with L1 buffers ... static dataflow buffer
+# region ends at 204256", tensors planned to 963,840 B per bank reached down to 150,272, and to 912,640 B down to
+# 201,472: tensors may fill 909,856 B per bank there, 70,545 B less than the planner's budget); 80 KiB covers it
+# (docs/ttnn-facts.md §27)
 declare("embedding", ("input_tensor", "weight"), input_layouts=(Page.ROW_MAJOR, Page.ROW_MAJOR),
         input_dtypes=(InDtype.INDICES,), integer_inputs=(0,), output_page=Page.TILE, integer_page=Page.ROW_MAJOR,
-        layout_arguments=("layout",), copied_tile_inputs=(1,))
+        layout_arguments=("layout",), copied_tile_inputs=(1,), l1_reserve=80 * 1024)

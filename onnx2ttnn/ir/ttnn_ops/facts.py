@@ -80,6 +80,7 @@ class Cost:
     VECTOR = "vector"  # vector_flops per output element at the SFPU rate
     CONVERSION = "conversion"  # timed like VECTOR (one FLOP per element); its bytes count as conversion bytes
     FREE = "free"  # moves and computes nothing on the device
+    CCL = "ccl"  # moves data between chips: bytes over the ethernet links at their bandwidth (ir/cost.py)
 
 
 # The keywords ttnn 0.81.1 takes a WormholeComputeKernelConfig under (tests/ir/test_ttnn_ops.py checks each entry
