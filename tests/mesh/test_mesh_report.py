@@ -45,3 +45,17 @@ def test_report_on_a_mesh_gives_per_chip_figures_equal_to_the_single_chip_progra
 
 def _table(text: str) -> list[str]:
     return text.split("\n\n")[0].splitlines()
+
+
+def test_report_on_a_tensor_parallel_mesh_says_so_and_splits_the_parameters(dp_model):
+    """`report --parallel tp` on T3000 1x8: the mesh line names tensor parallel, and each chip holds well under
+    the single-chip program's parameters (the split weights are 1/8 each; norms, biases and what does not split
+    stay whole: the reduced BERT's narrow widths pad to whole tiles per chip, so it lands near 0.54x, where the
+    full-size BERT-base lands at 0.155x, benchmarks/README.md)."""
+    model = dp_model("bert")
+    single = _report(model, 1, "--device", "n150")
+    multi = _report(model, 1, "--device", "t3k", "--mesh", "1x8", "--parallel", "tp")
+    assert "mesh: 1x8, 8 chips, tensor parallel over 8 chips per layer" in multi, multi
+    assert "data parallel:" not in multi
+    params = int(re.search(PER_CHIP, multi).group(1))
+    assert 0 < params < 0.6 * int(re.search(SINGLE["parameters"], single).group(1))
