@@ -225,7 +225,7 @@ def _convert(model, output_path: Optional[str], progress, probes: bool, options:
     manager = PassManager(build_pipeline())
     try:
         manager.run(module, ctx, progress)
-        check_dram_plan(module.graph, get_device(opts.device), opts.chips)
+        check_dram_plan(module.graph, get_device(opts.device), module.dp, module.tp)
         weights_name = os.path.basename(weights_path_for(output_path or "model_ttnn.py"))
         source_model = _source_reference(module.source_path, output_path)
         start = time.perf_counter()

@@ -225,11 +225,12 @@ def check_tensors(graph: gs.Graph, device: DeviceSpec, compute_dtype: str) -> No
 
 
 # --- after the pipeline: the plan against the chip ---------------------------------------------------------------
-def check_dram_plan(graph: gs.Graph, device: DeviceSpec, chips: int = 1) -> None:
+def check_dram_plan(graph: gs.Graph, device: DeviceSpec, chips: int = 1, tp: int = 1) -> None:
     """The DRAM buffers live at the same time fit in each DRAM bank of each chip (interleaved pages,
     round-robin; memory/capacity.py); the error names the parameters' and activations' share and the smallest
     mesh of the device table that would hold the program (an estimate).  `chips`: the chips the batch is split
-    over (a data-parallel program's graph is one chip's)."""
+    over (a data-parallel program's graph is one chip's); `tp`: the chips each layer is split over (tensor
+    parallel: the graph's parameters are one chip's part, about 1/tp of the model's)."""
     from onnx2ttnn.memory.capacity import dram_budget, dram_use, smallest_mesh
 
     use = dram_use(graph, device)
@@ -237,13 +238,13 @@ def check_dram_plan(graph: gs.Graph, device: DeviceSpec, chips: int = 1) -> None
         return
     node = graph.nodes[use.at]
     written = escape_name(node.outputs[0].name if node.outputs else node.name)
-    where = f" on each of its {chips} chips" if chips > 1 else ""
+    where = f" on each of its {chips * tp} chips" if chips * tp > 1 else ""
     raise ConversionError(
         f"the program needs {_bytes(use.peak_bytes)} of DRAM at once{where} ({_bytes(use.peak)} in each of "
         f"the {device.dram_banks} banks, at ttnn.{node.op} writing {written}), more than the "
         f"{_bytes(dram_budget(device))} of one {device.name} chip ({device.dram_banks} banks of "
         f"{device.dram_bank_bytes} B): parameters {_bytes(use.parameter_bytes)}, activations up to "
-        f"{_bytes(use.activation_bytes)} per chip; {_mesh_hint(smallest_mesh(use, device, chips), use, chips)}")
+        f"{_bytes(use.activation_bytes)} per chip; {_mesh_hint(smallest_mesh(use, device, chips, tp), use, chips)}")
 
 
 def _mesh_hint(fit, use, chips: int) -> str:

@@ -97,15 +97,17 @@ def dram_use(graph: gs.Graph, device: DeviceSpec) -> DramUse:
     return DramUse(device.dram_banks, parameters, activations, parameters + activations, at)
 
 
-def smallest_mesh(use: DramUse, device: DeviceSpec, chips: int = 1) -> MeshFit | None:
+def smallest_mesh(use: DramUse, device: DeviceSpec, chips: int = 1, tp: int = 1) -> MeshFit | None:
     """The fewest-chip mesh of the device table (same architecture as `device`, more than one chip) whose
     chips would each hold the program under tensor parallel, by the module docstring's estimate; `chips`:
-    how many chips this program's batch is split over (its activations are one chip's share)."""
+    how many chips this program's batch is split over (its activations are one chip's share); `tp`: how many
+    chips its layers are already split over (its parameters are one chip's part: the model's are taken as tp
+    times that, which counts the replicated ones tp times)."""
     activations = use.activation_bytes * chips
     candidates = [(r * c, order, spec, r, c) for order, spec in enumerate(DEVICES.values())
                   if spec.arch == device.arch for r, c in spec.meshes if r * c > 1]
     for n, _, spec, rows, cols in sorted(candidates, key=lambda c: c[:2]):
-        needed = -(-use.parameter_bytes // n) + activations
+        needed = -(-use.parameter_bytes * tp // n) + activations
         if needed <= dram_budget(spec):
             return MeshFit(spec.name, rows, cols, needed, dram_budget(spec))
     return None

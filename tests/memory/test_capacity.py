@@ -133,3 +133,14 @@ def test_the_decoder_beyond_a_chip_converts_for_t3k_under_auto_as_tensor_paralle
     assert use.peak_bytes <= dram_budget(get_device("t3k")) == 12 * bank
     assert use.parameter_bytes < 582_144  # the one-chip program's parameters (module docstring)
     assert "ttnn.all_reduce(" in conversion.source
+
+
+def test_a_tensor_parallel_program_beyond_its_chips_names_a_larger_mesh(dp_model, lowered_dram):
+    """Tensor parallel on T3000 1x8 over 30,000 B banks: each chip's part still does not fit; the estimate takes
+    the model's parameters as 8 times one chip's part and finds Galaxy's 32 chips."""
+    model = dp_model("gpt2")
+    with pytest.raises(ConversionError) as refused:
+        onnx2ttnn.convert(model, device="t3k", mesh="1x8", parallel="tp", input_shapes=batch_shapes(model, 1), **PLAN)
+    message = str(refused.value)
+    assert "on each of its 8 chips" in message
+    assert "the smallest mesh that would hold it: 32 chips, --device galaxy --mesh 4x8 --parallel tp" in message
