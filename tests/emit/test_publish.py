@@ -150,6 +150,10 @@ def test_a_signal_during_the_write_leaves_the_old_set_and_no_temporary_file(conv
 
     def body():
         os.close(ready_r)
+        # the handlers of an interactive run: a shell starting pytest in the background without job control
+        # (`cmd &` in a script, as CI runners may) leaves SIGINT ignored, and an ignored signal is not the case here
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
         def slow_fsync(fd):
             os.write(ready_w, b"x")
