@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from onnx2ttnn.errors import ConversionError, NotLowerable
 from onnx2ttnn.fallback.registry import attr_kwargs, fallback
-from onnx2ttnn.lowering.recurrent import activation_list, direction_count
+from onnx2ttnn.lowering.recurrent_unroll import activation_list, direction_count
 
 
 def _kwargs(node, cell: str) -> dict:

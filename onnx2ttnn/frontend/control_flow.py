@@ -1,64 +1,32 @@
-"""Loop and Scan unrolled into the nodes of their iterations, when the iteration count is static.
+"""Loop and Scan unrolled into the nodes of their iterations, as planned by frontend/unroll_plan.py (which
+says when a node unrolls, into how many iterations, and keeps the budget).
 
 fold-constants calls `Unroller.run` in each of its rounds (beside inlining constant-condition Ifs), so a
 trip count that only folds to a constant in an earlier round (Cast(Ceil(Div(limit - start, delta)))) is
-seen, and the unrolled iterations fold in the next.  What is unrolled:
-- Loop: the trip count M is a constant, the condition input is absent or a constant, and the body's
-  condition output is provably constant: the body's condition input passed through (Identity chains) or a
-  constant.  A true condition runs M iterations; a constant false output stops after the first.  Each
-  iteration is a copy of the body: the iteration number and the condition are constants, the loop-carried
-  values of one iteration feed the next, and each scan output is the per-iteration values stacked along a
-  new axis 0 (Unsqueeze, Concat).
-- Scan (opset 9 on): the scan inputs' sequence length is their static dim on `scan_input_axes`; iteration t
-  reads element t (or N-1-t for a reverse direction) of each scan input with a constant Gather, and each
-  scan output stacks its values along `scan_output_axes` in its direction.  Scan-8 (batch axis 0, an optional
-  `sequence_lens` that must be absent or all full length) runs the same for every batch entry, stacked.
+seen, and the unrolled iterations fold in the next.  How a node is unrolled:
+- Loop: each iteration is a copy of the body: the iteration number and the condition are constants, the
+  loop-carried values of one iteration feed the next, and each scan output is the per-iteration values
+  stacked along a new axis 0 (Unsqueeze, Concat).
+- Scan (opset 9 on): iteration t reads element t (or N-1-t for a reverse direction) of each scan input with a
+  constant Gather, and each scan output stacks its values along `scan_output_axes` in its direction.  Scan-8
+  runs the same for every batch entry, stacked.
 Every copied node and tensor gets a name unique in the graph (iteration-prefixed), outer-scope tensors the
 body reads stay shared, and subgraphs inside the body (an If, a nested Loop) are copied with their own
-references to the iteration's tensors; a nested Loop or Scan is unrolled when its turn comes.
-
-UNROLL_BUDGET caps the nodes all unrolled copies of a model add together (each Loop or Scan costs its
-iterations times its body's nodes, nested subgraphs counted): a loop over the budget stays a Loop, as does one
-with a data-dependent exit or trip count; lower-to-ttnn then declines it with the reason from
-`why_not_unrolled` (lowering/control_flow.py), so it is reported or, with host regions, run on the host.
+references to the iteration's tensors; a nested Loop or Scan is unrolled when its turn comes.  The budget is
+drawn on across rounds: a loop over what is left stays a Loop, and lower-to-ttnn declines it with the reason
+(lowering/control_flow.py), so it is reported or, with host regions, run on the host.
 Before: `y, s = Loop(3, "", x) body(i, c, v) { w = Add(v, v) } -> (c, w, w)`;
 after: `w0 = Add(x, x); w1 = Add(w0, w0); w2 = Add(w1, w1); y = Identity(w2); s = Concat(Unsqueeze(w0), ...)`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.graph import is_onnx_op
+from onnx2ttnn.frontend.unroll_plan import UNROLL_BUDGET, Plan, attr_ints, plan_unroll
 from onnx2ttnn.ir.names import GraphNames
-
-# The unrolled copies of one model together hold at most this many nodes.  Each copy is converted and emitted
-# like any node: a Loop unrolled to 4000 nodes (800 iterations of a 5-node body) converts in 12 s (3.4 s for
-# 1250 nodes: linear, fold-constants half of it) into a program of ~4000 ttnn calls.  It holds 17 copies of
-# the 235-node Loop body of the table decoder in issue 13.
-UNROLL_BUDGET = 4096
-
-
-@dataclass
-class _Plan:
-    """How to unroll one Loop or Scan node: its iteration count and the nodes the copies add."""
-
-    iterations: int
-    cost: int
-
-
-def graph_size(graph: gs.Graph) -> int:
-    """The nodes of `graph` and of every subgraph inside it (iteratively)."""
-    count, stack = 0, [graph]
-    while stack:
-        g = stack.pop()
-        count += len(g.nodes)
-        for node in g.nodes:
-            stack.extend(v for v in node.attrs.values() if isinstance(v, gs.Graph))
-    return count
 
 
 def _all_names(graph: gs.Graph) -> set[str]:
@@ -73,136 +41,6 @@ def _all_names(graph: gs.Graph) -> set[str]:
             names.update(t.name for t in list(node.inputs) + list(node.outputs) if t.name)
             stack.extend(v for v in node.attrs.values() if isinstance(v, gs.Graph))
     return names
-
-
-def _present(node: gs.Node, index: int) -> Optional[gs.Tensor]:
-    """Input `index` of `node`, None when absent or empty (an omitted optional input)."""
-    if index >= len(node.inputs) or node.inputs[index].is_empty():
-        return None
-    return node.inputs[index]
-
-
-def _constant(tensor: Optional[gs.Tensor]) -> Optional[np.ndarray]:
-    return np.asarray(tensor.values) if isinstance(tensor, gs.Constant) else None
-
-
-def _body_constant(tensor: gs.Tensor, cond_in: gs.Tensor) -> Union[bool, None, str]:
-    """What the body's condition output is: "input" when it is the condition input passed through, a bool
-    when it is a constant, None when it is computed (it may depend on the data)."""
-    seen = 0
-    while seen < 10_000:
-        seen += 1
-        if tensor is cond_in:
-            return "input"
-        value = _constant(tensor)
-        if value is not None:
-            return bool(value.reshape(-1)[0]) if value.size == 1 else None
-        if len(tensor.inputs) != 1:
-            return None
-        producer = tensor.inputs[0]
-        if is_onnx_op(producer, "Identity"):
-            tensor = producer.inputs[0]
-        elif is_onnx_op(producer, "Constant") and isinstance(producer.attrs.get("value"), gs.Constant):
-            value = np.asarray(producer.attrs["value"].values)
-            return bool(value.reshape(-1)[0]) if value.size == 1 else None
-        else:
-            return None
-    return None
-
-
-def _attr_ints(node: gs.Node, name: str, count: int, default: int = 0) -> list[int]:
-    values = list(node.attrs.get(name) or [])
-    return [int(v) for v in values] + [default] * (count - len(values))
-
-
-def _loop_plan(node: gs.Node) -> Union[_Plan, str]:
-    """The plan for a Loop node, or why it stays a Loop."""
-    body = node.attrs.get("body")
-    if not isinstance(body, gs.Graph) or len(body.inputs) != len(node.inputs) \
-            or len(body.outputs) < len(body.inputs) - 1:
-        return "its body does not match the node's inputs and outputs"
-    m, cond = _present(node, 0), _present(node, 1)
-    if m is None:
-        return "it has no trip count M: it runs until its condition turns false (a data-dependent exit)"
-    trip = _constant(m)
-    if trip is None or trip.size != 1:
-        return f"its trip count M ({m.name!r}) is not a constant"
-    iterations = max(int(trip.reshape(-1)[0]), 0)
-    if cond is not None:
-        start = _constant(cond)
-        if start is None or start.size != 1:
-            return f"its condition input ({cond.name!r}) is not a constant"
-        if not bool(start.reshape(-1)[0]):
-            iterations = 0
-    exit_value = _body_constant(body.outputs[0], body.inputs[1])
-    if exit_value is None:
-        return "its body's condition output is computed in the body (a data-dependent exit)"
-    if exit_value is False:
-        iterations = min(iterations, 1)
-    scans = len(body.outputs) - 1 - (len(body.inputs) - 2)
-    if iterations == 0 and scans:
-        return "it runs no iteration, so its scan outputs would be empty tensors"
-    return _Plan(iterations, iterations * graph_size(body))
-
-
-def _scan_plan(node: gs.Node, opset: int) -> Union[_Plan, str]:
-    """The plan for a Scan node (the number of iterations over all batch entries), or why it stays a Scan."""
-    body = node.attrs.get("body")
-    count = int(node.attrs.get("num_scan_inputs", 0))
-    first = 1 if opset < 9 else 0  # Scan-8: sequence_lens first
-    states = len(node.inputs) - first - count
-    if not isinstance(body, gs.Graph) or count < 1 or states < 0 or len(body.inputs) != states + count \
-            or len(body.outputs) != len(node.outputs) or len(body.outputs) < states:
-        return "its body does not match the node's inputs and outputs"
-    scan_inputs = node.inputs[first + states:]
-    shapes = [x.shape for x in scan_inputs]
-    if any(s is None or not all(isinstance(d, int) for d in s) for s in shapes):
-        return "a scan input has no static shape"
-    if opset < 9:
-        if any(len(s) < 2 for s in shapes) or len({s[0] for s in shapes}) != 1 or len({s[1] for s in shapes}) != 1:
-            return "its scan inputs disagree on the batch or sequence length"
-        batch, length = shapes[0][0], shapes[0][1]
-        lens = _present(node, 0)
-        if lens is not None:
-            value = _constant(lens)
-            if value is None or not np.all(value == length):
-                return "its sequence_lens are not all the full sequence length (a constant)"
-        return _Plan(batch * length, batch * length * graph_size(body))
-    axes = _attr_ints(node, "scan_input_axes", count)
-    lengths = set()
-    for shape, axis in zip(shapes, axes):
-        if not -len(shape) <= axis < len(shape):
-            return f"scan_input_axes {axis} is out of range for a scan input of rank {len(shape)}"
-        lengths.add(shape[axis])
-    if len(lengths) != 1:
-        return f"its scan inputs have different sequence lengths {sorted(lengths)}"
-    outputs = len(node.outputs) - states
-    for out, axis in zip(node.outputs[states:], _attr_ints(node, "scan_output_axes", outputs)):
-        if axis < 0 and (out.shape is None or not -len(out.shape) <= axis):
-            return f"scan_output_axes {axis} needs the rank of output {out.name!r}, which is unknown"
-    length = lengths.pop()
-    if length == 0 and outputs:
-        return "its sequence is empty, so its scan outputs would be empty tensors"
-    return _Plan(length, length * graph_size(body))
-
-
-def _plan(node: gs.Node, opset: int) -> Union[_Plan, str, None]:
-    if is_onnx_op(node, "Loop"):
-        return _loop_plan(node)
-    if is_onnx_op(node, "Scan"):
-        return _scan_plan(node, opset)
-    return None
-
-
-def why_not_unrolled(node: gs.Node, opset: int, remaining: int = UNROLL_BUDGET) -> Optional[str]:
-    """Why a Loop or Scan node cannot be unrolled (None when it can, within `remaining` nodes)."""
-    plan = _plan(node, opset)
-    if isinstance(plan, str):
-        return plan
-    if plan is not None and plan.cost > remaining:
-        return (f"unrolling its {plan.iterations} iterations would add {plan.cost} nodes, over what is left of "
-                f"the unroll budget ({remaining} of {UNROLL_BUDGET} nodes, frontend/control_flow.py)")
-    return None
 
 
 class Unroller:
@@ -221,8 +59,8 @@ class Unroller:
             changed = False
             nodes = []
             for node in graph.nodes:
-                plan = _plan(node, self.opset)
-                if not isinstance(plan, _Plan) or plan.cost > self.remaining:
+                plan = plan_unroll(node, self.opset)
+                if not isinstance(plan, Plan) or plan.cost > self.remaining:
                     nodes.append(node)
                     continue
                 names = names or GraphNames(_all_names(graph))
@@ -334,12 +172,12 @@ class _Copier:
         scan outputs: tensors, or None where the output is unused)."""
         body = node.attrs["body"]
         count, states = len(scan_inputs), len(initial)
-        in_axes = [a % len(x.shape) for a, x in zip(_attr_ints(node, "scan_input_axes", count), scan_inputs)]
-        in_dirs = _attr_ints(node, "scan_input_directions", count) if self.opset >= 9 else \
-            _attr_ints(node, "directions", count)
+        in_axes = [a % len(x.shape) for a, x in zip(attr_ints(node, "scan_input_axes", count), scan_inputs)]
+        in_dirs = attr_ints(node, "scan_input_directions", count) if self.opset >= 9 else \
+            attr_ints(node, "directions", count)
         n_out = len(body.outputs) - states
-        out_axes = _attr_ints(node, "scan_output_axes", n_out)
-        out_dirs = _attr_ints(node, "scan_output_directions", n_out)
+        out_axes = attr_ints(node, "scan_output_axes", n_out)
+        out_dirs = attr_ints(node, "scan_output_directions", n_out)
         length = scan_inputs[0].shape[in_axes[0]]
         current, parts = list(initial), [[] for _ in range(n_out)]
         for t in range(length):

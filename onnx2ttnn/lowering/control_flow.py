@@ -1,7 +1,7 @@
 """If, Loop and Scan: rewritten before lowering, so a node that reaches lower-to-ttnn is declined, saying why.
 
 fold-constants inlines an If whose condition folds to a constant and unrolls a Loop or Scan whose
-iteration count is static, within the unroll budget (frontend/control_flow.py); these rules serve the
+iteration count is static, within the unroll budget (frontend/unroll_plan.py); these rules serve the
 nodes that stay (a runtime condition, a data-dependent exit, a loop over the budget) by declining them
 with the reason, so the conversion names it (or, with host regions, runs the node on the host).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.frontend.control_flow import UNROLL_BUDGET, why_not_unrolled
+from onnx2ttnn.frontend.unroll_plan import UNROLL_BUDGET, why_not_unrolled
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 

@@ -1,122 +1,36 @@
-"""control_flow: Loops and Scans with a static iteration count are unrolled (and match onnxruntime); the rest
-is declined with the reason."""
+"""control_flow: Loops and Scans with a static iteration count are unrolled (and match onnxruntime), nested
+bodies and Ifs inside them too, with unique names, within a budget shared by the model's loops.  (When a node
+unrolls and why one stays: tests/frontend/test_unroll_plan.py.)"""
 from __future__ import annotations
 
 import os
 
-import numpy as np
 import onnx
-import onnx.parser
 import pytest
 
 import onnx2ttnn
-from onnx2ttnn.errors import ConversionError, UnsupportedOpsError
-from onnx2ttnn.frontend.control_flow import UNROLL_BUDGET
-from onnx2ttnn.frontend.importer import import_model
-from onnx2ttnn.options import Options
-from onnx2ttnn.passes.base import PassContext
-from onnx2ttnn.passes.fold_constants import FoldConstants
-
-
-def _model(text: str, opset: int = 17) -> onnx.ModelProto:
-    ir = onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
-    model = onnx.parser.parse_model(f'<ir_version: {max(ir, 8)}, opset_import: ["" : {opset}]>\n' + text)
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def _verify(model: onnx.ModelProto, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    inputs = {}
-    for vi in model.graph.input:
-        shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        inputs[vi.name] = rng.standard_normal(shape).astype(np.float32)
-    report = onnx2ttnn.verify(model, inputs=inputs, dtype="fp32")
-    assert report.passed, report.text()
-    return report
-
-
-def _folded_ops(model: onnx.ModelProto) -> list[str]:
-    module = import_model(model, {})
-    FoldConstants().run(module, PassContext(Options()))
-    return [n.op for n in module.graph.nodes]
-
-
-LOOP = """
-g (float[2,3] x) => (float[2,3] y, float[4,2,3] s) {
-    m = Constant <value = int64 {4}> ()
-    t = Constant <value = bool {1}> ()
-    y, s = Loop (m, t, x) <body = body (int64 i, bool c, float[2,3] v) => (bool c2, float[2,3] w, float[2,3] u) {
-        c2 = Identity (c)
-        f = Cast <to = 1> (i)
-        a = Add (v, f)
-        w = Mul (a, x)
-        u = Identity (a)
-    }>
-}
-"""
+from onnx2ttnn.errors import UnsupportedOpsError
+from onnx2ttnn.frontend.unroll_plan import UNROLL_BUDGET
+from tests.frontend._loops import LOOP, folded_ops, parse_model, verify_matches
 
 
 def test_a_loop_with_a_constant_trip_count_is_unrolled_and_matches_onnxruntime():
-    model = _model(LOOP)
-    ops = _folded_ops(model)
+    model = parse_model(LOOP)
+    ops = folded_ops(model)
     assert "Loop" not in ops and ops.count("Mul") == 4  # one copy per iteration; the outer `x` is shared
-    _verify(model)
+    verify_matches(model)
 
 
 def test_a_trip_count_that_only_folds_later_is_unrolled():
-    model = _model(LOOP.replace("m = Constant <value = int64 {4}> ()",
-                                "sh = Shape (x)\n    k = ReduceSum <keepdims = 0> (sh)\n"
-                                "    one = Constant <value = int64 {1}> ()\n    m = Sub (k, one)"))
-    assert "Loop" not in _folded_ops(model)
-    _verify(model)
-
-
-def test_a_constant_false_condition_output_stops_after_one_iteration():
-    model = _model(LOOP.replace("c2 = Identity (c)", "c2 = Constant <value = bool {0}> ()")
-                   .replace("float[4,2,3] s", "float[1,2,3] s"))
-    assert _folded_ops(model).count("Mul") == 1
-    _verify(model)
-
-
-def test_a_data_dependent_exit_is_declined_naming_the_node():
-    model = _model(LOOP.replace("c2 = Identity (c)", "r = ReduceSum <keepdims = 0> (v)\n"
-                                "        zero = Constant <value = float {0}> ()\n"
-                                "        c2 = Greater (r, zero)").replace("float[4,2,3] s", "float[?,2,3] s"))
-    model.graph.node[-1].name = "the_loop"
-    with pytest.raises(UnsupportedOpsError, match=r"Loop not unrolled: its body's condition output is computed "
-                                                  r"in the body \(a data-dependent exit\)") as info:
-        onnx2ttnn.convert(model, fallback=False)
-    assert "'the_loop'" in str(info.value)
-    # with fallbacks on (the default) the Loop runs in a host region instead
-    assert len(onnx2ttnn.convert(model).region_summaries()) == 1
-
-
-def test_a_runtime_trip_count_is_declined():
-    model = _model("""
-g (float[2,3] x, int64 m) => (float[2,3] y) {
-    y = Loop (m, "", x) <body = body (int64 i, bool c, float[2,3] v) => (bool c2, float[2,3] w) {
-        c2 = Identity (c)
-        w = Add (v, v)
-    }>
-}
-""")
-    with pytest.raises(UnsupportedOpsError, match=r"its trip count M \('m'\) is not a constant"):
-        onnx2ttnn.convert(model, fallback=False)
-    assert len(onnx2ttnn.convert(model).region_summaries()) == 1  # by default: a host region
-
-
-def test_a_loop_over_the_unroll_budget_stays_a_loop():
-    model = _model(LOOP.replace("int64 {4}", f"int64 {{{UNROLL_BUDGET}}}").replace("float[4,2,3] s",
-                                                                                   f"float[{UNROLL_BUDGET},2,3] s"))
-    assert "Loop" in _folded_ops(model)
-    with pytest.raises(UnsupportedOpsError, match=r"over what is left of the unroll budget"):
-        onnx2ttnn.convert(model, fallback=False)
-    assert len(onnx2ttnn.convert(model).region_summaries()) == 1  # by default: a host region
+    model = parse_model(LOOP.replace("m = Constant <value = int64 {4}> ()",
+                                     "sh = Shape (x)\n    k = ReduceSum <keepdims = 0> (sh)\n"
+                                     "    one = Constant <value = int64 {1}> ()\n    m = Sub (k, one)"))
+    assert "Loop" not in folded_ops(model)
+    verify_matches(model)
 
 
 def test_nested_loops_and_an_if_on_the_iteration_number_unroll():
-    model = _model("""
+    model = parse_model("""
 g (float[3] x) => (float[3] y) {
     m = Constant <value = int64 {3}> ()
     y = Loop (m, "", x) <body = outer (int64 i, bool c, float[3] v) => (bool c2, float[3] w) {
@@ -133,9 +47,9 @@ g (float[3] x) => (float[3] y) {
     }>
 }
 """)
-    ops = _folded_ops(model)
+    ops = folded_ops(model)
     assert "Loop" not in ops and "If" not in ops and ops.count("Mul") == 6
-    _verify(model)
+    verify_matches(model)
 
 
 SCAN = """
@@ -151,14 +65,14 @@ g (float[2] s0, float[2,4] xs) => (float[2] s, float[2,4] ys) {
 
 
 def test_a_scan_over_axis_1_in_reverse_is_unrolled_and_matches_onnxruntime():
-    model = _model(SCAN)
-    ops = _folded_ops(model)
+    model = parse_model(SCAN)
+    ops = folded_ops(model)
     assert "Scan" not in ops and ops.count("Add") == 4
-    _verify(model)
+    verify_matches(model)
 
 
 def test_scan_8_with_a_batch_axis_unrolls_every_batch_entry():
-    model = _model("""
+    model = parse_model("""
 g (float[2,2] s0, float[2,3,2] xs) => (float[2,2] s, float[2,3,2] ys) {
     s, ys = Scan ("", s0, xs) <num_scan_inputs = 1, directions = [1],
                               body = body (float[2] acc, float[2] x) => (float[2] acc2, float[2] y) {
@@ -167,12 +81,12 @@ g (float[2,2] s0, float[2,3,2] xs) => (float[2,2] s, float[2,3,2] ys) {
     }>
 }
 """, opset=8)
-    assert _folded_ops(model).count("Add") == 6
-    _verify(model)
+    assert folded_ops(model).count("Add") == 6
+    verify_matches(model)
 
 
 def test_a_runtime_if_condition_is_declined():
-    model = _model("""
+    model = parse_model("""
 g (float[3] x, bool c) => (float[3] y) {
     y = If (c) <then_branch = t () => (float[3] a) { a = Neg (x) }, else_branch = e () => (float[3] b) { b = Abs (x) }>
 }
@@ -184,29 +98,10 @@ g (float[3] x, bool c) => (float[3] y) {
 
 def test_unrolled_names_are_unique_even_against_the_graphs_own_names():
     # the graph already holds names an iteration prefix would produce
-    model = _model(LOOP.replace("y, s = Loop", "Loop_it0_a = Neg (x)\n    y, s = Loop")
-                   .replace("(float[2,3] y, float[4,2,3] s)", "(float[2,3] y, float[4,2,3] s, float[2,3] Loop_it0_a)"))
-    _verify(model)
-
-
-@pytest.mark.parametrize("damage,words", [
-    ("lose-input", "Graph has 2 inputs but 3 were provided"),  # (shape inference's words)
-    ("cond-float", "its body's condition output 'c2' is float, not bool"),
-    ("extra-input", "Graph has 4 inputs but 3 were provided"),
-])
-def test_a_malformed_loop_body_is_refused_naming_the_node(damage, words):
-    model = _model(LOOP)
-    model.graph.node[-1].name = "the_loop"
-    body = model.graph.node[-1].attribute[0].g
-    if damage == "lose-input":
-        body.input.pop()
-    elif damage == "cond-float":
-        body.output[0].type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-    else:
-        body.input.append(onnx.helper.make_tensor_value_info("extra", onnx.TensorProto.FLOAT, [2, 3]))
-    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): ") as info:
-        onnx2ttnn.convert(model)
-    assert words in str(info.value)
+    model = parse_model(LOOP.replace("y, s = Loop", "Loop_it0_a = Neg (x)\n    y, s = Loop")
+                        .replace("(float[2,3] y, float[4,2,3] s)",
+                                 "(float[2,3] y, float[4,2,3] s, float[2,3] Loop_it0_a)"))
+    verify_matches(model)
 
 
 IF = """
@@ -229,13 +124,13 @@ VERSIONS = [("If", v) for v in (13, 16, 21, 23, 24, 25)] + [("Loop", v) for v in
 def test_every_claimed_schema_version_rewrites_and_matches_onnxruntime(op, version):
     opset = 10 if version == 1 else version  # Loop-1 serves opsets 1 to 10 (onnxruntime runs 7 on)
     assert onnx.defs.get_schema(op, opset).since_version == version
-    model = _model({"If": IF, "Loop": LOOP, "Scan": SCAN}[op], opset)
-    assert op not in _folded_ops(model)
-    _verify(model)
+    model = parse_model({"If": IF, "Loop": LOOP, "Scan": SCAN}[op], opset)
+    assert op not in folded_ops(model)
+    verify_matches(model)
 
 
 def test_a_loop_that_runs_no_iteration_passes_its_initial_values_through():
-    model = _model("""
+    model = parse_model("""
 g (float[2,3] x) => (float[2,3] y) {
     m = Constant <value = int64 {0}> ()
     y = Loop (m, "", x) <body = body (int64 i, bool c, float[2,3] v) => (bool c2, float[2,3] w) {
@@ -244,8 +139,8 @@ g (float[2,3] x) => (float[2,3] y) {
     }>
 }
 """)
-    assert "Add" not in _folded_ops(model)
-    _verify(model)
+    assert "Add" not in folded_ops(model)
+    verify_matches(model)
 
 
 def test_the_unroll_budget_is_shared_by_the_loops_of_a_model():
@@ -256,14 +151,14 @@ def test_the_unroll_budget_is_shared_by_the_loops_of_a_model():
 {body}
     }}>"""
     half = UNROLL_BUDGET // 8 // 2 + 1  # each loop alone fits, both together do not
-    model = _model(f"""
+    model = parse_model(f"""
 g (float[2,3] x) => (float[2,3] z) {{
     m = Constant <value = int64 {{{half}}}> ()
     {loop.format(y="y", x="x", n=0, body=body)}
     {loop.format(y="z", x="y", n=1, body=body)}
 }}
 """)
-    ops = _folded_ops(model)
+    ops = folded_ops(model)
     assert ops.count("Loop") == 1 and ops.count("Add") == 8 * half
 
 
@@ -275,4 +170,4 @@ def test_a_torchscript_exported_loop_over_an_input_dim_is_unrolled():
     assert [n.op_type for n in onnx.load(path).graph.node].count("Loop") == 1
     report = onnx2ttnn.verify(path)
     assert report.passed, report.text()
-    assert "Loop" not in _folded_ops(onnx.load(path))
+    assert "Loop" not in folded_ops(onnx.load(path))

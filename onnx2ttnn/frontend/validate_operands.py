@@ -1,0 +1,229 @@
+"""Validation of the data ops' operands: what strict inference lets pass but onnxruntime refuses when it runs
+the node, or what would convert into a wrong program.
+- constant indices are in range: Gather, GatherElements, ScatterElements (each index in [-s, s-1] for an
+  axis of size s) and GatherND, ScatterND (each index tuple within the dims it addresses).  An index out of
+  range is a run-time error in onnxruntime; ttnn reads whatever lies there.
+- Reshape keeps the element count: a constant target (0 copies the input dim unless allowzero, one -1 is
+  inferred) or a static inferred output shape must hold as many elements as the static input.
+- Gemm's C broadcasts to the [M, N] product.
+- scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, ...), string modes and 0/1 flags
+  are known values, DepthToSpace's channels divide by blocksize^2, GatherElements / ScatterElements' axis is
+  within the rank, MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
+
+Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
+for axis 0 of size 4 (valid: -4 to 3)".
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
+
+# ---- indices -------------------------------------------------------------------------------------------
+
+def _check_axis_indices(graph: GraphFacts, node, attrs, indices_input: int = 1) -> Optional[str]:
+    """Gather, GatherElements, ScatterElements: every constant index within the axis."""
+    indices, data = graph.value(node_input(node, indices_input)), graph.shape(node_input(node, 0))
+    if indices is None or data is None or indices.size == 0:
+        return None
+    axis = int(attrs.get("axis", 0))
+    if not -len(data) <= axis < len(data):
+        return None  # strict inference refuses it
+    size = data[axis]
+    if size < 0:
+        return None
+    return _out_of_range(indices, size, f"axis {axis % len(data)}")
+
+
+def _check_nd_indices(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """GatherND, ScatterND: every constant index tuple within the data dims it addresses."""
+    indices, data = graph.value(node_input(node, 1)), graph.shape(node_input(node, 0))
+    if indices is None or data is None or indices.size == 0 or indices.ndim == 0:
+        return None
+    batch = int(attrs.get("batch_dims", 0))
+    depth = indices.shape[-1]
+    if batch + depth > len(data):
+        return None  # strict inference refuses it
+    for j in range(depth):
+        size = data[batch + j]
+        if size >= 0:
+            reason = _out_of_range(indices[..., j], size, f"dim {batch + j}")
+            if reason:
+                return reason
+    return None
+
+
+def _out_of_range(indices: np.ndarray, size: int, where: str) -> Optional[str]:
+    values = indices.astype(np.int64, copy=False)
+    bad = values[(values < -size) | (values >= size)]
+    if bad.size == 0:
+        return None
+    return f"index {int(bad.flat[0])} is out of range for {where} of size {size} (valid: {-size} to {size - 1})"
+
+
+# ---- Reshape -------------------------------------------------------------------------------------------
+
+def _check_reshape(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The target keeps the static input's element count."""
+    data = graph.static_shape(node_input(node, 0))
+    if data is None:
+        return None
+    count = _elements(data)
+    target = graph.value(node_input(node, 1))
+    if target is not None:
+        return _reshape_target(data, count, [int(d) for d in target.reshape(-1)], bool(attrs.get("allowzero", 0)))
+    out = graph.static_shape(node.output[0]) if node.output else None
+    if out is not None and _elements(out) != count:
+        return f"cannot reshape {count} elements (shape {list(data)}) to {list(out)} ({_elements(out)} elements)"
+    return None
+
+
+def _reshape_target(data: tuple[int, ...], count: int, target: list[int], allowzero: bool) -> Optional[str]:
+    """Why constant `target` cannot reshape `data` (`count` elements), or None."""
+    shown = f"cannot reshape {count} elements (shape {list(data)}) to {target}"
+    dims = []
+    for i, d in enumerate(target):
+        if d == 0 and not allowzero:
+            if i >= len(data):
+                return f"{shown}: dim {i} is 0 (copy the input's dim) but the input has rank {len(data)}"
+            d = data[i]
+        elif d < -1:
+            return f"{shown}: dim {i} is {d}"
+        dims.append(d)
+    if dims.count(-1) > 1:
+        return f"{shown}: more than one -1"
+    known = _elements(d for d in dims if d != -1)
+    if -1 in dims:
+        if known == 0 or count % known:
+            return f"{shown}: the -1 dim cannot be inferred"
+        return None
+    if known != count:
+        return f"{shown} ({known} elements)"
+    return None
+
+
+# ---- Gemm ----------------------------------------------------------------------------------------------
+
+def _check_gemm(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """C broadcasts unidirectionally to the [M, N] product (strict inference does not check it)."""
+    a, b = graph.static_shape(node_input(node, 0)), graph.static_shape(node_input(node, 1))
+    c = graph.static_shape(node_input(node, 2)) if node_input(node, 2) else None
+    if a is None or b is None or c is None or len(a) != 2 or len(b) != 2:
+        return None
+    m = a[1] if attrs.get("transA", 0) else a[0]
+    n = b[0] if attrs.get("transB", 0) else b[1]
+    if len(c) > 2 or any(d not in (1, want) for d, want in zip(reversed(c), (n, m))):
+        return f"C of shape {list(c)} does not broadcast to the product's shape {[m, n]}"
+    return None
+
+
+# ---- operands and attributes onnxruntime checks when it runs the node ---------------------------------------
+
+# input index -> what onnxruntime requires of its shape: "scalar" (0-D or one element in 1-D), "1-D"
+_SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
+                    "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
+                    "Pad": {1: "1-D", 2: "scalar"}}
+_REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+           "ReduceLogSumExp", "ReduceSumSquare")
+_MODES = {"DepthToSpace": ("mode", ("DCR", "CRD")), "Pad": ("mode", ("constant", "reflect", "edge", "wrap"))}
+_FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted")}  # onnxruntime: 2 is neither
+
+
+def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """Scalar and 1-D operands have that shape, string modes and 0/1 flags are known values."""
+    wants = dict(_SCALAR_OPERANDS.get(node.op_type, {}))
+    if node.op_type in _REDUCE:
+        wants[1] = "1-D"
+    for index, want in wants.items():
+        shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
+        if shape is None or any(d < 0 for d in shape):
+            continue
+        if want == "scalar" and not (len(shape) == 0 or (len(shape) == 1 and shape[0] == 1)):
+            return f"input {index} has shape {list(shape)}; it must be a scalar (0-D or one element)"
+        if want == "1-D" and len(shape) != 1:
+            return f"input {index} has shape {list(shape)}; it must be 1-D"
+    if node.op_type in _MODES:
+        name, known = _MODES[node.op_type]
+        value = attrs.get(name)
+        value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        if value is not None and value not in known:
+            return f"{name} {value!r} is not one of {', '.join(known)}"
+    for flag in _FLAGS.get(node.op_type, ()):
+        if attrs.get(flag, 0) not in (0, 1):
+            return f"{flag} is {attrs[flag]}; it must be 0 or 1"
+    return None
+
+
+def _check_depth_to_space(graph: GraphFacts, node, attrs) -> Optional[str]:
+    reason = _check_operands(graph, node, attrs)
+    data = graph.shape(node_input(node, 0))
+    block = int(attrs.get("blocksize", 0))
+    if reason or data is None or len(data) != 4 or data[1] < 0 or block < 1:
+        return reason
+    if data[1] % (block * block):
+        return f"the input's {data[1]} channels are not a multiple of blocksize^2 = {block * block}"
+    return None
+
+
+def _check_elements_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """GatherElements, ScatterElements: the axis is within the data's rank, indices and updates have one shape,
+    and every constant index is in range."""
+    data = graph.shape(node_input(node, 0))
+    axis = int(attrs.get("axis", 0))
+    if data is not None and not -len(data) <= axis < max(len(data), 1):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    if node.op_type in ("ScatterElements", "Scatter"):
+        indices, updates = graph.shape(node_input(node, 1)), graph.shape(node_input(node, 2))
+        if indices is not None and updates is not None and all(d >= 0 for d in indices + updates) \
+                and indices != updates:
+            return f"the indices (shape {list(indices)}) and the updates (shape {list(updates)}) differ in shape"
+    return _check_axis_indices(graph, node, attrs)
+
+
+def _check_mvn(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """MeanVarianceNormalization: at least one axis, each within the input's rank."""
+    data = graph.shape(node_input(node, 0))
+    axes = attrs.get("axes", [0, 2, 3])
+    if not axes:
+        return "axes is empty; it must name at least one axis"
+    if data is not None and any(not -len(data) <= a < len(data) for a in axes):
+        return f"axes {list(axes)} are out of range for an input of rank {len(data)}"
+    return None
+
+
+def _check_einsum(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """Every operand term without an ellipsis has one label per dim of its input."""
+    equation = attrs.get("equation", b"")
+    equation = equation.decode("utf-8", "replace") if isinstance(equation, bytes) else str(equation)
+    terms = equation.replace(" ", "").split("->")[0].split(",")
+    for index, term in enumerate(terms):
+        shape = graph.shape(node_input(node, index))
+        if shape is not None and "..." not in term and len(term) != len(shape):
+            return (f"equation {equation!r}: operand {index} has {len(term)} labels but its input has rank "
+                    f"{len(shape)}")
+    return None
+
+
+def _elements(dims) -> int:
+    count = 1
+    for d in dims:
+        count *= int(d)
+    return count
+
+
+CHECKS: dict[str, Callable] = {
+    "Gather": _check_axis_indices,
+    "GatherElements": _check_elements_axis,
+    "ScatterElements": _check_elements_axis,
+    "Scatter": _check_elements_axis,
+    "GatherND": _check_nd_indices,
+    "ScatterND": _check_nd_indices,
+    "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
+    "DepthToSpace": _check_depth_to_space,
+    "Einsum": _check_einsum,
+    "MeanVarianceNormalization": _check_mvn,
+    **{op: _check_operands for op in ("CumSum", "Trilu", "Clip", "Expand", "Tile", "TopK", "Pad") + _REDUCE},
+    "Gemm": _check_gemm,
+}

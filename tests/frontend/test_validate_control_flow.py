@@ -1,0 +1,30 @@
+"""validate_control_flow: a Loop whose body does not take or return what the node passes (the iteration
+number, the condition, the loop-carried values) is refused before lowering, naming the node."""
+from __future__ import annotations
+
+import onnx
+import pytest
+
+import onnx2ttnn
+from onnx2ttnn.errors import ConversionError
+from tests.frontend._loops import LOOP, parse_model
+
+
+@pytest.mark.parametrize("damage,words", [
+    ("lose-input", "Graph has 2 inputs but 3 were provided"),  # (shape inference's words)
+    ("cond-float", "its body's condition output 'c2' is float, not bool"),
+    ("extra-input", "Graph has 4 inputs but 3 were provided"),
+])
+def test_a_malformed_loop_body_is_refused_naming_the_node(damage, words):
+    model = parse_model(LOOP)
+    model.graph.node[-1].name = "the_loop"
+    body = model.graph.node[-1].attribute[0].g
+    if damage == "lose-input":
+        body.input.pop()
+    elif damage == "cond-float":
+        body.output[0].type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    else:
+        body.input.append(onnx.helper.make_tensor_value_info("extra", onnx.TensorProto.FLOAT, [2, 3]))
+    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): ") as info:
+        onnx2ttnn.convert(model)
+    assert words in str(info.value)

@@ -1,0 +1,185 @@
+"""validate_operands: constant indices out of range, Reshapes that change the element count, a Gemm C that does
+not broadcast, operands of the wrong rank, unknown modes and flags onnxruntime refuses are refused before
+lowering, naming the node; valid neighbours of each still convert."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onnx2ttnn.frontend.importer import import_model
+from tests.frontend._validate_models import parsed, rejected
+
+
+GATHER = """
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[4, 3] x) => (float y) {
+    y = Gather<axis = 0>(x, i)
+}
+"""
+
+
+def test_a_constant_gather_index_past_the_axis_is_refused():
+    # converted, it was a slice of row 50 % 4 = 2
+    message = rejected(parsed(GATHER, i=np.array([1, 50], np.int64)))
+    assert message == ("invalid model: node 'Gather_0' (Gather): index 50 is out of range for axis 0 of size 4 "
+                       "(valid: -4 to 3)")
+
+
+def test_a_constant_gather_index_from_a_constant_node_is_checked_too():
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[4, 3] x) => (float y) {
+        i = Constant<value = int64 {-5}>()
+        y = Gather<axis = 0>(x, i)
+    }
+    """
+    assert "index -5 is out of range for axis 0 of size 4" in rejected(parsed(text))
+
+
+def test_negative_gather_indices_within_the_axis_are_valid():
+    import_model(parsed(GATHER, i=np.array([-4, 3], np.int64)), {})
+
+
+def test_gather_elements_and_gather_nd_indices_are_checked():
+    elements = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 3] x) => (float y) {
+        y = GatherElements<axis = 1>(x, i)
+    }
+    """
+    assert "index 3 is out of range for axis 1 of size 3" in rejected(parsed(elements, i=np.array([[0, 1], [2, 3]])))
+    nd = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 3] x) => (float y) {
+        y = GatherND(x, i)
+    }
+    """
+    assert "index 7 is out of range for dim 1 of size 3" in rejected(parsed(nd, i=np.array([[1, 7]], np.int64)))
+    import_model(parsed(nd, i=np.array([[1, -3]], np.int64)), {})
+
+
+RESHAPE = """
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[3, 4] x) => (float y) {
+    y = Reshape(x, s)
+}
+"""
+
+
+@pytest.mark.parametrize("target, why", [
+    ([5, 5], "cannot reshape 12 elements (shape [3, 4]) to [5, 5] (25 elements)"),
+    ([0, 0, 2], "cannot reshape 12 elements (shape [3, 4]) to [0, 0, 2] (24 elements)"),
+], ids=["25-elements", "zeros-copy-dims"])
+def test_a_reshape_that_changes_the_element_count_is_refused(target, why):
+    # strict inference accepts these; onnxruntime fails when it runs them
+    message = rejected(parsed(RESHAPE, s=np.array(target, np.int64)))
+    assert message == f"invalid model: node 'Reshape_0' (Reshape): {why}"
+
+
+@pytest.mark.parametrize("target", [[0, -1], [2, 6], [-1], [1, 12, 1]])
+def test_reshapes_that_keep_the_element_count_are_valid(target):
+    import_model(parsed(RESHAPE, s=np.array(target, np.int64)), {})
+
+
+def test_a_reshape_whose_target_is_known_only_through_data_propagation_is_checked():
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[3, 4] x, float[5, 5] z) => (float y) {
+        s = Shape(z)
+        y = Reshape(x, s)
+    }
+    """
+    assert "cannot reshape 12 elements (shape [3, 4]) to [5, 5] (25 elements)" in rejected(parsed(text))
+
+
+def test_a_gemm_bias_that_does_not_broadcast_to_the_product_is_refused():
+    """Found by the fuzzer: onnxruntime "Gemm: Invalid bias shape for broadcast"; convert accepted it, or failed the
+    IR verifier after lower-to-ttnn (an internal error)."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[4, 8] x) => (float y) {
+        y = Gemm<transB = 1>(x, w, c)
+    }
+    """
+    w = np.ones((3, 8), np.float32)
+    for bad in ((4,), (3, 4), (2, 3), (1, 1, 3)):
+        message = rejected(parsed(text, w=w, c=np.ones(bad, np.float32)))
+        assert message.endswith(f"(Gemm): C of shape {list(bad)} does not broadcast to the product's shape [4, 3]")
+    for good in ((3,), (1, 3), (4, 1), (4, 3), (1,), ()):
+        import_model(parsed(text, w=w, c=np.ones(good, np.float32)), {})
+
+
+# --- operands and attributes onnxruntime checks when it runs the node (found by the fuzzer, seed 0) ------------------
+def _one(op: str, attrs: str = "", inputs: str = "x", x: str = "float[2, 3]", opset: int = 18, **initializers):
+    return parsed(f"""
+    <ir_version: 8, opset_import: ["" : {opset}]>
+    g ({x} x) => (float y) {{
+        y = {op}{attrs}({inputs})
+    }}
+    """, **initializers)
+
+
+@pytest.mark.parametrize("op, inputs, bad, good, reason", [
+    ("CumSum", "x, a", {"a": np.array([1, 0], np.int64)}, {"a": np.array(1, np.int64)},
+     "input 1 has shape [2]; it must be a scalar (0-D or one element)"),
+    ("Trilu", "x, k", {"k": np.array([[1]], np.int64)}, {"k": np.array([1], np.int64)},
+     "input 1 has shape [1, 1]; it must be a scalar (0-D or one element)"),
+    ("Clip", "x, lo", {"lo": np.zeros((2, 3), np.float32)}, {"lo": np.float32(0)},
+     "input 1 has shape [2, 3]; it must be a scalar (0-D or one element)"),
+    ("ReduceMax", "x, axes", {"axes": np.array(1, np.int64)}, {"axes": np.array([1], np.int64)},
+     "input 1 has shape []; it must be 1-D"),
+    ("Reshape", "x, s", {"s": np.array([[3, 2]], np.int64)}, {"s": np.array([3, 2], np.int64)},
+     "input 1 has shape [1, 2]; it must be 1-D"),
+])
+def test_operands_of_the_wrong_rank_are_refused(op, inputs, bad, good, reason):
+    assert rejected(_one(op, inputs=inputs, **bad)).endswith(f"({op}): {reason}")
+    import_model(_one(op, inputs=inputs, **good), {})
+
+
+@pytest.mark.parametrize("op, attrs, x, reason", [
+    ("DepthToSpace", '<blocksize = 1, mode = "garbage">', "float[1, 4, 2, 2]", "mode 'garbage' is not one of DCR, CRD"),
+    ("DepthToSpace", "<blocksize = 2>", "float[1, 6, 2, 2]", "the input's 6 channels are not a multiple of "
+                                                            "blocksize^2 = 4"),
+    ("MeanVarianceNormalization", "<axes: ints = []>", "float[2, 3]", "axes is empty; it must name at least one axis"),
+    ("GatherElements", "<axis = 4>", "float[3]", "axis 4 is out of range for an input of rank 1"),
+])
+def test_attributes_onnxruntime_refuses_are_refused(op, attrs, x, reason):
+    inputs = {"GatherElements": "x, i"}.get(op, "x")
+    model = _one(op, attrs, inputs, x, i=np.array([0], np.int64))
+    if "i" not in inputs.split(", "):
+        del model.graph.initializer[:]
+    assert rejected(model).endswith(f"({op}): {reason}")
+
+
+def test_a_cumsum_flag_other_than_0_or_1_is_refused():
+    model = _one("CumSum", "<reverse = 2>", "x, a", a=np.array(0, np.int64))
+    assert rejected(model).endswith("(CumSum): reverse is 2; it must be 0 or 1")
+
+
+def test_scatter_elements_indices_and_updates_of_different_shapes_are_refused():
+    model = _one("ScatterElements", "<axis = 1>", "x, i, u", i=np.zeros((2, 1), np.int64),
+                 u=np.ones((2, 3), np.float32))
+    assert rejected(model).endswith("(ScatterElements): the indices (shape [2, 1]) and the updates (shape [2, 3]) "
+                                    "differ in shape")
+
+
+def test_topk_flags_other_than_0_or_1_are_refused():
+    """Found by the fuzzer (seed 16 case 116): onnxruntime reads largest=2 as false (smallest), the lowering as
+    true: a silently different program."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 3] x) => (float v, int64 i) {
+        v, i = TopK<largest = 2>(x, k)
+    }
+    """, k=np.array([1], np.int64))
+    assert rejected(model).endswith("(TopK): largest is 2; it must be 0 or 1")
+
+
+def test_an_einsum_term_with_the_wrong_number_of_labels_is_refused():
+    """Found by the fuzzer (seed 7 case 598): onnxruntime "Einsum subscripts does not contain enough subscript
+    labels and there is no ellipsis for input 0"."""
+    # (strict inference refuses a wrong number of labels; it lets an empty equation pass)
+    assert rejected(_one("Einsum", '<equation = "">')).endswith(
+        "(Einsum): equation '': operand 0 has 0 labels but its input has rank 2")
+    import_model(_one("Einsum", '<equation = "ab->ba">'), {})
+    import_model(_one("Einsum", '<equation = "...->...">'), {})
