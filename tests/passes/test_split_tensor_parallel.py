@@ -48,7 +48,8 @@ def test_the_pass_emits_the_reduction_the_cost_model_prefers(tmp_path, monkeypat
     from onnx2ttnn.passes import split_tensor_parallel
 
     module = onnx2ttnn.convert(_mlp(tmp_path), device="n300", parallel="tp", weights="bf16").module
-    assert [n.op for n in module.graph.nodes if n.op in ("all_reduce", "reduce_scatter", "all_gather")] == ["all_reduce"]
+    ccl = [n.op for n in module.graph.nodes if n.op in ("all_reduce", "reduce_scatter", "all_gather")]
+    assert ccl == ["all_reduce"]
     monkeypatch.setattr(split_tensor_parallel, "cheaper_reduction", lambda *a: ("reduce_scatter", "all_gather"))
     with pytest.raises(AssertionError, match="prefers reduce_scatter \\+ all_gather to all_reduce"):
         onnx2ttnn.convert(_mlp(tmp_path), device="n300", parallel="tp", weights="bf16")

@@ -12,8 +12,9 @@ allocates alike on every chip), the same after clearing the program cache ("memo
 what the program itself left), "load_parameters": what load_parameters allocated, by ttnn.graph capture
 ({"buffers": [[buffer type, bytes], ...] in allocation order, "freed": buffers it freed again, "device_operations":
 the device programs it ran; docs/ttnn-facts.md §36: an upload converted on the device shows its transient buffers
-and Tilize / Typecast operations here}, "parameters": how many device tensors it returned; a conv weight stays on the host), "stdout"}.  Mock devices compute nothing (values read back are zeros), so
---check is not meaningful here: numerics come from the simulator.  Ends with os._exit (the cp310 extension
+and Tilize / Typecast operations here}, "parameters": how many device tensors it returned (a conv weight stays
+on the host), "stdout"}.  Mock devices compute nothing (values read back are zeros), so --check is not
+meaningful here: numerics come from the simulator.  Ends with os._exit (the cp310 extension
 crashes CPython 3.11 at teardown).
 """
 from __future__ import annotations

@@ -132,7 +132,8 @@ cases = [  # (name, upload, bisect)
     ("host then to_device: bf16 ROW_MAJOR", host_then_device(B16, RM, mapper), True),
     ("host then to_device: bfloat8_b TILE", host_then_device(B8, TILE, mapper), False),
     ("host then to_device: activation bf16 TILE, replicated", host_then_device(B16, TILE, replicated, x), False),
-    ("host then to_device: ids uint32 ROW_MAJOR, replicated", host_then_device(ttnn.uint32, RM, replicated, ids), False),
+    ("host then to_device: ids uint32 ROW_MAJOR, replicated",
+     host_then_device(ttnn.uint32, RM, replicated, ids), False),
 ]
 if MESH == (1, 1):  # the same uploads given a mesh mapper on one chip
     cases[2:2] = [("bf16 TILE (float32 torch), replicate_tensor_to_mesh_mapper", direct(B16, TILE, rep), False),
