@@ -9,6 +9,8 @@ emitter (emit/python.PythonEmitter) and renders one node's text from its attribu
   each split input named by its loop variable (a graph input: the caller's whole batch, split on dim 0);
 - `joined(em, node, source, suffix)`: `torch.cat([p<suffix> for p in <source>], dim)`, the upload of a host
   result or a host-computed graph output.
+
+And every upload through a mesh mapper: `mesh_upload(em, node, attrs)`.
 """
 from __future__ import annotations
 
@@ -53,3 +55,18 @@ def joined(em, node: gs.Node, source: str, suffix: str) -> str:
     _, dim = pieces_of(node)
     piece = em.names.create("piece")
     return f"torch.cat([{piece}{suffix} for {piece} in {source}], {dim})"
+
+
+def mesh_upload(em, node: gs.Node, attrs: dict) -> str:
+    """`ttnn.to_device(ttnn.from_torch(..., mesh_mapper=m), device, memory_config=mc)`: an upload through a mesh
+    mapper converted on the host.  Given a device and a mesh mapper, from_torch converts a float torch tensor to
+    a bf16 / float32 tensor on the device: it allocates each chip's piece in the torch tensor's dtype
+    ROW_MAJOR, tilizes it into a second buffer, then typecasts it (and untilizes it for a ROW_MAJOR result), all
+    in the target memory (4x the bf16 piece in L1 at the peak, and the device programs' circular buffers at
+    the bottom of L1), which the memory plan does not hold (docs/ttnn-facts.md §36).  From a host tensor,
+    to_device allocates the tensor alone and runs no device program."""
+    from onnx2ttnn.emit.python import literal  # (python.py imports this module)
+
+    placed = {k: attrs[k] for k in ("device", "memory_config") if k in attrs}
+    where = literal(placed.pop("device")) + "".join(f", {k}={literal(v)}" for k, v in placed.items())
+    return f"ttnn.to_device({em.call(node, host=True)}, {where})"

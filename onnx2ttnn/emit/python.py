@@ -170,6 +170,8 @@ class PythonEmitter:
         """`ttnn.op(args...)` for one node (`host`: a from_torch without its device and memory config)."""
         info = op_info(node.op)
         attrs = argument_attrs(node)
+        if node.op == "from_torch" and not host and "mesh_mapper" in attrs and "device" in attrs:
+            return per_chip.mesh_upload(self, node, attrs)
         if host:
             attrs = {k: v for k, v in attrs.items() if k not in ("device", "memory_config")}
         args: list[str] = []

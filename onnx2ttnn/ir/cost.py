@@ -296,6 +296,29 @@ def ccl_bytes(op: str, out_bytes: int, chips: int) -> int:
     return steps * (chips - 1) * whole // chips
 
 
+REDUCTIONS = (("all_reduce",), ("reduce_scatter", "all_gather"))  # the forms of a sum over the chips
+
+
+def reduction_seconds(calls: tuple, out_bytes: int, chips: int, device: DeviceSpec) -> float:
+    """Modelled time of summing a [out_bytes per chip] partial result over `chips` chips with `calls` (one of
+    REDUCTIONS): each call's ring bytes over the links to a neighbour (ccl_bytes), its device launch and its host
+    dispatch.  reduce_scatter writes 1 / chips of the tensor, all_gather reads that piece back."""
+    total = 0.0
+    for op in calls:
+        written = out_bytes // chips if op == "reduce_scatter" else out_bytes
+        wire = ccl_bytes(op, written, chips) / (device.ethernet_gbps * device.ethernet_links * 1e9)
+        total += wire + (device.op_launch_us + device.host_dispatch_us) * 1e-6
+    return total
+
+
+def cheaper_reduction(out_bytes: int, chips: int, device: DeviceSpec) -> tuple:
+    """The form (REDUCTIONS) the model finds fastest for a row-parallel linear's partial sums; all_reduce on a
+    tie (one call).  The ring bytes are the same, 2 (chips - 1) / chips of the tensor either way, so the pair
+    always pays one more launch and dispatch (docs/design.md §6.29; ttnn's all_reduce itself runs a
+    reduce_scatter and an all_gather when a dim splits into whole tiles per chip)."""
+    return min(REDUCTIONS, key=lambda calls: (reduction_seconds(calls, out_bytes, chips, device), len(calls)))
+
+
 def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0) -> None:
     """The call's time: the slowest of its compute, DRAM and L1 traffic (and which one bounds it)."""
     if matrix:

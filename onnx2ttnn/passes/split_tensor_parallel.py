@@ -21,10 +21,13 @@ Before (2 chips): `y = linear(x, w[64, 256]); z = linear(y, v[256, 64])`; after:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.ir.cost import cheaper_reduction
 from onnx2ttnn.ir.graph import Module, replace_uses, ttnn_node
 from onnx2ttnn.ir.layout import PARTIAL, TILE, TP_AXIS
 from onnx2ttnn.lowering.attention import CONCAT, SDPA, SOFTMAX, SPLIT
@@ -52,7 +55,7 @@ class SplitTensorParallel(Pass):
             raise ConversionError("tensor parallel (--parallel tp): the model has no attention or feed-forward "
                                   "pair of linears to split over the chips; use --parallel dp")
         for row in rows:
-            _reduce(row, graph, tp)
+            _reduce(row, graph, tp, ctx.device)
         tables = [n for n in list(graph.nodes) if n.op == "embedding" and _table(n, tp) is not None]
         for node in tables:
             _embedding(node, tp, graph, params)
@@ -270,9 +273,14 @@ def _embedding(node: gs.Node, tp: int, graph, params) -> None:
                                  cluster_axis=TP_AXIS, _tp=(None,), _ccl_chips=tp))
 
 
-def _reduce(linear: gs.Node, graph: gs.Graph, tp: int) -> None:
-    """`all_reduce(cluster_axis=1)` of the row-parallel linear's partial sums, read wherever they were."""
+def _reduce(linear: gs.Node, graph: gs.Graph, tp: int, device) -> None:
+    """`all_reduce(cluster_axis=1)` of the row-parallel linear's partial sums, read wherever they were: the form
+    the cost model prefers (ir/cost.py cheaper_reduction), which is all_reduce at every size (the pair sends the
+    same bytes in one more call: docs/design.md §6.29); the pair is not emitted."""
     partial = linear.outputs[0]
+    form = cheaper_reduction(math.prod(int(d) for d in partial.shape) * 2, tp, device)  # bf16 bytes per chip
+    if form != (CCL,):
+        raise AssertionError(f"the cost model prefers {' + '.join(form)} to {CCL}; emitting it is not built")
     whole = gs.Variable(partial.name + "_reduced", dtype=partial.dtype, shape=list(partial.shape))
     replace_uses(partial, whole)
     graph.outputs = [whole if t is partial else t for t in graph.outputs]

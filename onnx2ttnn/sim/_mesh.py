@@ -180,8 +180,9 @@ def get_device_tensors(tensor):
     return list(tensor._pieces) if isinstance(tensor, MeshTensor) else [tensor]
 
 
-def map_to_mesh(upload, tensor: torch.Tensor, mesh: MeshDevice, mapper, kwargs: dict):
-    """from_torch onto a mesh: `upload(piece, device=chip, **kwargs)` of each chip's piece."""
+def map_to_mesh(upload, tensor: torch.Tensor, mesh: MeshDevice, mapper, kwargs: dict, on_host: bool = False):
+    """from_torch onto a mesh: `upload(piece, device=chip, **kwargs)` of each chip's piece (`on_host`: the
+    pieces as host tensors, `upload(piece, **kwargs)`, for to_device to place on their chips)."""
     if mapper is not None and not isinstance(mapper, CppTensorToMesh):
         raise TypeError(f"from_torch: mesh_mapper must come from a ttnn mesh mapper, got {type(mapper).__name__}")
     chips = mesh.chips
@@ -194,6 +195,8 @@ def map_to_mesh(upload, tensor: torch.Tensor, mesh: MeshDevice, mapper, kwargs: 
             raise RuntimeError(f"TT_FATAL: shard_tensor_to_mesh_mapper: dim {mapper.dim} of {list(tensor.shape)} "
                                f"does not split into {len(chips)} equal pieces")
         pieces = torch.chunk(tensor, len(chips), dim=mapper.dim)
+    if on_host:
+        return MeshTensor.of([upload(piece, **kwargs) for piece in pieces], mesh)
     return MeshTensor.of([upload(piece, device=chip, **kwargs) for piece, chip in zip(pieces, chips)], mesh)
 
 

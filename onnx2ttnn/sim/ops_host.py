@@ -31,8 +31,12 @@ def from_torch(tensor, dtype: DataType | None = None, *, pad_value=None, layout:
     if tensor is None:
         return None
     if isinstance(device, MeshDevice):
-        return map_to_mesh(from_torch, tensor, device, mesh_mapper,
+        upload = _converted_on_device if mesh_mapper is not None else from_torch
+        return map_to_mesh(upload, tensor, device, mesh_mapper,
                            dict(dtype=dtype, layout=layout, memory_config=memory_config))
+    if device is None and mesh_mapper is not None:  # a host tensor of the chips' pieces (to_device places them)
+        return map_to_mesh(from_torch, tensor, mesh_mapper.mesh, mesh_mapper, dict(dtype=dtype, layout=layout),
+                           on_host=True)
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"from_torch: expected a torch.Tensor, got {type(tensor).__name__}")
     _check_types("ttnn.from_torch", dtype, layout)
@@ -45,6 +49,39 @@ def from_torch(tensor, dtype: DataType | None = None, *, pad_value=None, layout:
         return host_result("ttnn.from_torch", data, dtype, layout)
     mc = memory_config or DRAM_MEMORY_CONFIG
     return device_result("ttnn.from_torch", data, dtype, layout, device, mc)
+
+
+def _converted_on_device(piece, *, device, dtype=None, layout=None, memory_config=None) -> Tensor:
+    """One chip's piece of from_torch(device=mesh, mesh_mapper=...): ttnn 0.81.1 converts a float torch tensor
+    to a bf16 / float32 tensor on the device (docs/ttnn-facts.md §36, ttnn.graph capture on the mock): the
+    piece in the torch dtype ROW_MAJOR, tilized into a new buffer, typecast into a third (then untilized for a
+    ROW_MAJOR result), each freed once the next is written, all under the target memory config.  Block floats,
+    integers and a piece already in its target form are converted on the host (one buffer, the result)."""
+    _check_types("ttnn.from_torch", dtype, layout)
+    dtype = dtype or default_dtype_for(piece)
+    layout = layout or Layout.ROW_MAJOR
+    check_dtype_layout(dtype, layout)
+    source = {torch.float32: DataType.FLOAT32, torch.bfloat16: DataType.BFLOAT16}.get(piece.dtype)
+    mc = memory_config or DRAM_MEMORY_CONFIG
+    if source is None or dtype not in (DataType.FLOAT32, DataType.BFLOAT16) or mc.is_sharded() or (
+            source is dtype and layout is Layout.ROW_MAJOR):
+        return from_torch(piece, dtype, layout=layout, device=device, memory_config=memory_config)
+    op, data = "ttnn.from_torch", piece.detach().to(torch.float32)
+    steps = [(source, Layout.ROW_MAJOR), (source, Layout.TILE)]
+    steps += [(dtype, Layout.TILE)] if dtype is not source else []
+    steps += [(dtype, Layout.ROW_MAJOR)] if layout is Layout.ROW_MAJOR else []
+    current = None
+    try:
+        for step_dtype, step_layout in steps:
+            written = device_result(op, data, step_dtype, step_layout, device, mc)
+            if current is not None:
+                current.deallocate()
+            current = written
+    except RuntimeError:  # out of memory: the buffers written so far are freed (ttnn's tensors go out of scope)
+        if current is not None:
+            current.deallocate()
+        raise
+    return current
 
 
 def as_tensor(tensor, dtype: DataType | None = None, *, layout: Layout | None = Layout.ROW_MAJOR, device=None,

@@ -223,3 +223,20 @@ def test_an_unconfigured_linear_adds_its_bias_in_a_second_pass(mlp_path):
     result = total_bytes(out.shape, layout_of(out))
     assert apart.dram_read - folded.dram_read == result + total_bytes(bias.shape, layout_of(bias))
     assert apart.dram_write - folded.dram_write == result and apart.time_s > folded.time_s
+
+
+@pytest.mark.parametrize("device", ["n300", "t3k", "galaxy"])
+def test_all_reduce_is_never_dearer_than_reduce_scatter_and_all_gather(device):
+    """The pair sends the ring bytes of one all_reduce (2 (chips - 1) / chips of the tensor) in two calls: the
+    model takes all_reduce at every size and chip count, which is why split-tensor-parallel emits it
+    (docs/design.md §6.29).  A change to the model that made the pair cheaper fails here and in the pass."""
+    from onnx2ttnn.ir.cost import cheaper_reduction, reduction_seconds
+
+    spec = get_device(device)
+    for chips in (2, 4, 8, 32):
+        for size in (2048, 128 * 768 * 2, 64 << 20):
+            one = reduction_seconds(("all_reduce",), size, chips, spec)
+            pair = reduction_seconds(("reduce_scatter", "all_gather"), size, chips, spec)
+            launch = (spec.op_launch_us + spec.host_dispatch_us) * 1e-6
+            assert pair == pytest.approx(one + launch, rel=1e-6, abs=1e-12)
+            assert cheaper_reduction(size, chips, spec) == ("all_reduce",)

@@ -41,8 +41,9 @@ def test_each_host_step_reads_and_writes_the_chips_pieces(tmp_path):
     assert ("r_host = [piece.to(torch.float32) for piece in ttnn.to_torch(r, mesh_composer="
             "ttnn.concat_mesh_to_tensor_composer(device, dim=0)).chunk(2, 0)]") in source
     assert "d_host = [host_det(piece_1) for piece_1 in r_host]" in source
-    assert ("d = ttnn.from_torch(torch.cat([piece_2.to(torch.bfloat16) for piece_2 in d_host], 0), dtype="
-            in source and "mesh_mapper=ttnn.shard_tensor_to_mesh_mapper(device, dim=0))\n    # 'Sigmoid_2'" in source)
+    assert ("d = ttnn.to_device(ttnn.from_torch(torch.cat([piece_2.to(torch.bfloat16) for piece_2 in d_host], 0), "
+            "dtype=" in source and "mesh_mapper=ttnn.shard_tensor_to_mesh_mapper(device, dim=0)), device, "
+            "memory_config=ttnn.L1_MEMORY_CONFIG)\n    # 'Sigmoid_2'" in source)
     edges = onnx2ttnn.convert(host_model("det_edges", tmp_path), device="n300",
                               input_shapes={"x": (4, 4, 3, 3)}).source
     assert "for piece in x.chunk(2, 0)]" in edges and "torch.cat([piece_" in edges

@@ -40,3 +40,16 @@ def test_heads_are_padded_to_a_multiple_of_the_chips(dp_model):
 def test_a_model_without_a_pair_is_refused():
     with pytest.raises(ConversionError, match="no attention or feed-forward pair of linears"):
         onnx2ttnn.convert(str(CNN), device="n300", parallel="tp")
+
+
+def test_the_pass_emits_the_reduction_the_cost_model_prefers(tmp_path, monkeypatch):
+    """all_reduce after the row-parallel linear because the model prefers it; were the model to prefer the pair,
+    the pass says so instead of emitting an all_reduce it did not choose (the pair is not built: design §6.29)."""
+    from onnx2ttnn.passes import split_tensor_parallel
+
+    module = onnx2ttnn.convert(_mlp(tmp_path), device="n300", parallel="tp", weights="bf16").module
+    ccl = [n.op for n in module.graph.nodes if n.op in ("all_reduce", "reduce_scatter", "all_gather")]
+    assert ccl == ["all_reduce"]
+    monkeypatch.setattr(split_tensor_parallel, "cheaper_reduction", lambda *a: ("reduce_scatter", "all_gather"))
+    with pytest.raises(AssertionError, match="prefers reduce_scatter \\+ all_gather to all_reduce"):
+        onnx2ttnn.convert(_mlp(tmp_path), device="n300", parallel="tp", weights="bf16")

@@ -9,8 +9,12 @@ closes the mesh, exactly as a user runs it.  Written to OUT.json: {"exit": main'
 the mesh opened with, "memory_at_close": {"L1": .., "DRAM": ..} bytes per bank still allocated on a chip
 when the program closed the mesh (ttnn's memory view of a mesh is one chip's; a data-parallel program
 allocates alike on every chip), the same after clearing the program cache ("memory_after_clearing_program_cache":
-what the program itself left), "stdout"}.  Mock devices compute nothing (values read back are zeros), so
---check is not meaningful here: numerics come from the simulator.  Ends with os._exit (the cp310 extension
+what the program itself left), "load_parameters": what load_parameters allocated, by ttnn.graph capture
+({"buffers": [[buffer type, bytes], ...] in allocation order, "freed": buffers it freed again, "device_operations":
+the device programs it ran; docs/ttnn-facts.md §36: an upload converted on the device shows its transient buffers
+and Tilize / Typecast operations here}, "parameters": how many device tensors it returned (a conv weight stays
+on the host), "stdout"}.  Mock devices compute nothing (values read back are zeros), so --check is not
+meaningful here: numerics come from the simulator.  Ends with os._exit (the cp310 extension
 crashes CPython 3.11 at teardown).
 """
 from __future__ import annotations
@@ -51,6 +55,19 @@ def main() -> None:
     captured = io.StringIO()
     try:
         spec.loader.exec_module(module)
+        load = module.load_parameters
+
+        def recording_load(*args, **kwargs):
+            ttnn.graph.begin_graph_capture(ttnn.graph.RunMode.NORMAL)
+            try:
+                params = load(*args, **kwargs)
+            finally:
+                report["load_parameters"] = _loaded(ttnn.graph.end_graph_capture())
+            report["parameters"] = sum(isinstance(v, ttnn.Tensor) and v.storage_type() == ttnn.StorageType.DEVICE
+                                       for v in params.values())
+            return params
+
+        module.load_parameters = recording_load
         with contextlib.redirect_stdout(captured):
             module.main(rest)
         report["exit"] = 0
@@ -65,6 +82,18 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _loaded(trace: list) -> dict:
+    """The buffers allocated and freed and the device operations run in a ttnn.graph capture."""
+    out = {"buffers": [], "freed": [], "device_operations": []}
+    for node in trace:
+        kind, params = node.get("node_type"), node.get("params", {})
+        if kind in ("buffer_allocate", "buffer_deallocate"):
+            out["buffers" if kind == "buffer_allocate" else "freed"].append([params.get("type"), int(params["size"])])
+        elif kind == "function_start" and "DeviceOperation" in str(params.get("name")):
+            out["device_operations"].append(str(params["name"]))
+    return out
 
 
 if __name__ == "__main__":
