@@ -50,7 +50,8 @@ import ttnn
 
 
 KERNEL_CONFIGS = "Compute kernel configs: math fidelity and accumulation from each call's operand formats"
-PROGRAM_CONFIGS = "Matmul program configs: per-core blocks from each sharded call's shapes and shard grid"
+PROGRAM_CONFIGS = ("Program configs: matmul per-core blocks from each sharded call's shapes and shard grid, "
+                   "SDPA q / k chunks")
 
 
 def config_definitions(w: CodeWriter, configs: dict, comment: str) -> None:

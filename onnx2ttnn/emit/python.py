@@ -21,10 +21,13 @@ from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.program_config import ProgramConfig
+from onnx2ttnn.ir.sdpa_config import SDPAConfig
 from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.traceable import TracePlan, trace_plan
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, op_info
+
+PROGRAM_CONFIGS = (ProgramConfig, SDPAConfig)  # the program configs a call may pass, each defined once
 
 
 def _torch(node: gs.Node, dtype) -> str:
@@ -136,11 +139,11 @@ class PythonEmitter:
         self._regions_shown: set[str] = set()  # region sources whose comment was written
         # one program-level name per distinct compute kernel config and program config, in order of first use
         self.kernel_configs: dict[KernelConfig, str] = {}
-        self.program_configs: dict[ProgramConfig, str] = {}
+        self.program_configs: dict[ProgramConfig | SDPAConfig, str] = {}
         for node in module.graph.nodes:
             for value in node.attrs.values():
                 defined = self.kernel_configs if isinstance(value, KernelConfig) else \
-                    self.program_configs if isinstance(value, ProgramConfig) else None
+                    self.program_configs if isinstance(value, PROGRAM_CONFIGS) else None
                 if defined is not None and value not in defined:
                     defined[value] = self.names.create(value.identifier)
 
@@ -214,7 +217,7 @@ class PythonEmitter:
         """The program-level name of a compute kernel config or program config ("" for other values)."""
         if isinstance(value, KernelConfig):
             return self.kernel_configs[value]
-        return self.program_configs[value] if isinstance(value, ProgramConfig) else ""
+        return self.program_configs[value] if isinstance(value, PROGRAM_CONFIGS) else ""
 
     def host_call(self, node: gs.Node, pieces: dict | None = None) -> str:
         """`host_<op>(inputs..., attrs...)`: a host fallback's torch helper (not a ttnn call); `pieces`: the

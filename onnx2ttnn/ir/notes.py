@@ -132,9 +132,10 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("input_layouts", tuple[Literal[PAGE_LAYOUTS], ...], "page layouts a rule asks of this call's "
          "inputs, overriding the op table's (pad asks ROW_MAJOR to pad the front)", (LOWER,),
          (LAYOUTS, DECOMPOSE)),
-    Note("no_program_config", str, "why a matmul / linear reading a sharded input_tensor_a gets no program config "
-         "(ir/program_config.choose's reason): ttnn then picks its own", ("choose-program-configs",),
-         ("ir-dump",), ops=("matmul", "linear")),
+    Note("no_program_config", str, "why a matmul / linear reading a sharded input_tensor_a, or an SDPA call, gets no "
+         "program config (ir/program_config.choose's or ir/sdpa_config.choose's reason): ttnn then picks its own",
+         ("choose-program-configs",), ("ir-dump",),
+         ops=("matmul", "linear", "transformer.scaled_dot_product_attention")),
     Note("move", bool, "a to_memory_config the auto policy planned (moves a DRAM-only result to L1)",
          ("insert-moves",), ("ir-dump",), ops=("to_memory_config",)),
 )}

@@ -23,7 +23,8 @@ decompose-layouts: every device input has the page layout its op needs (node_inp
 choose-kernel-configs: every op whose entry names a kernel config keyword (ir/ttnn_ops) carries a KernelConfig
   under it (ir/kernel_config.py), and no other op carries one.
 choose-program-configs: every matmul / linear reading a sharded input_tensor_a carries a ProgramConfig
-  (ir/program_config.py) or says why not (note `_no_program_config`); no other call carries one.
+  (ir/program_config.py) or says why not (note `_no_program_config`), so does every scaled_dot_product_attention
+  with an SDPAConfig (ir/sdpa_config.py); no other call carries one.
 place-memory: sharded tensors only where the probed op facts admit them, DRAM-only ops writing DRAM
   (ir/verify_placements.py).
 insert-deallocs: every device buffer but the weights is deallocated (exactly once, with the check above).
@@ -45,6 +46,7 @@ from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.layout import LayoutError, TTNNLayout
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.program_config import ProgramConfig
+from onnx2ttnn.ir.sdpa_config import SDPAConfig
 from onnx2ttnn.ir.notes import NOTES, TENSOR_NOTES, problem
 from onnx2ttnn.ir.layout import physical_2d
 from onnx2ttnn.ir.ttnn_ops import (HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, KERNEL_CONFIG_KEYWORDS, Page,
@@ -346,6 +348,10 @@ def _program_configs(module: Module, device) -> Found:
         value = node.attrs.get("program_config")
         layout = layout_of(node.inputs[0]) if node.domain == TTNN_DOMAIN and node.inputs else None
         sharded = layout is not None and layout.memory_layout in ("height_sharded", "width_sharded")
+        if node.op == "transformer.scaled_dot_product_attention":
+            if not isinstance(value, SDPAConfig) and "_no_program_config" not in node.attrs:
+                yield node, None, f"an SDPA call whose program_config is {value!r}, not an SDPAConfig or a reason"
+            continue
         if value is not None and not (isinstance(value, ProgramConfig) and sharded):
             yield node, None, f"program_config {value!r} on a call that is not a sharded matmul / linear"
         elif value is None and sharded and op_info(node.op).program_config and "_no_program_config" not in node.attrs:

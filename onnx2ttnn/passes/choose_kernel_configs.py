@@ -1,9 +1,10 @@
-"""choose-kernel-configs: every matmul, linear, conv, softmax and norm gets the compute kernel config its operand
+"""choose-kernel-configs: every matmul, linear, conv, scaled_dot_product_attention, softmax and norm gets the compute kernel config its operand
 formats call for.
 
 Reads: the TTNNLayout dtype of each call's multiplied operands (matmul / linear: input_tensor_a and b; conv2d /
 conv_transpose2d: the input and the weights, in the Conv2dConfig's weights_dtype when it names one, else in
-their own; softmax and the norms: the input), the op table's `kernel_config` keyword (ir/ttnn_ops), and
+their own; scaled_dot_product_attention: q, k and v, a matrix kernel like matmul's; softmax and the norms:
+the input), the op table's `kernel_config` keyword (ir/ttnn_ops), and
 Options.math_fidelity (auto, or one fidelity forced on every call).  Writes: that keyword's argument
 (`compute_kernel_config`, conv: `compute_config`) as an ir/kernel_config.KernelConfig, chosen by
 ir/kernel_config.choose; the emitter defines each distinct config once at the top of the program.
@@ -42,14 +43,16 @@ class ChooseKernelConfigs(Pass):
 
 
 def kernel_kind(node: gs.Node) -> str:
-    """MATRIX or CONV for the matrix-engine products (the op table's cost class), else REDUCTION."""
+    """MATRIX or CONV for the matrix-engine products (the op table's cost class; SDPA's two matmuls are MATRIX),
+    else REDUCTION."""
     cost = op_info(node.op).cost
-    return MATRIX if cost == Cost.MATRIX else CONV if cost == Cost.CONV else REDUCTION
+    return MATRIX if cost in (Cost.MATRIX, Cost.ATTENTION) else CONV if cost == Cost.CONV else REDUCTION
 
 
 def operand_formats(node: gs.Node) -> Iterator[str]:
     """The storage dtypes (layout names) of the operands this call multiplies."""
-    multiplied = node.inputs[:1] if kernel_kind(node) == REDUCTION else node.inputs[:2]
+    attention = op_info(node.op).cost == Cost.ATTENTION
+    multiplied = node.inputs[:1] if kernel_kind(node) == REDUCTION else node.inputs[:3 if attention else 2]
     weights_dtype = prepared_weights_format(node)
     for index, tensor in enumerate(multiplied):
         if index == 1 and weights_dtype is not None:

@@ -21,7 +21,8 @@ from ._fidelity import MathFidelity, ThrottleLevel, WormholeComputeKernelConfig
 from ._memconfig import (DRAM_MEMORY_CONFIG, L1_BLOCK_SHARDED_MEMORY_CONFIG, L1_HEIGHT_SHARDED_MEMORY_CONFIG,
                          L1_MEMORY_CONFIG, L1_WIDTH_SHARDED_MEMORY_CONFIG, CoreCoord, CoreGrid, CoreRange,
                          CoreRangeSet, MemoryConfig, ShardSpec, create_sharded_memory_config)
-from ._program_config import MatmulMultiCoreReuseMultiCast1DProgramConfig, MatmulMultiCoreReuseProgramConfig
+from ._program_config import (MatmulMultiCoreReuseMultiCast1DProgramConfig, MatmulMultiCoreReuseProgramConfig,
+                              SDPAProgramConfig)
 from ._tensor import Tensor
 from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy, SigmoidMode,
                      StorageType, TensorMemoryLayout)

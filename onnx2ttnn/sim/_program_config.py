@@ -59,6 +59,39 @@ class MatmulMultiCoreReuseProgramConfig(_MatmulProgramConfig):
 PROGRAM_CONFIGS = (MatmulMultiCoreReuseMultiCast1DProgramConfig, MatmulMultiCoreReuseProgramConfig)
 
 
+class SDPAProgramConfig:
+    """ttnn.SDPAProgramConfig: the grid and the q / k chunk sizes of scaled_dot_product_attention (the fields the
+    converter sets; the others of ttnn's keep their defaults and are not modelled).  Chunks change how the work
+    is cut, not the values (tools/ttnn_mock/probes/probe_sdpa_config.py, docs/ttnn-facts.md §39)."""
+
+    def __init__(self, *, compute_with_storage_grid_size: CoreCoord, q_chunk_size: int, k_chunk_size: int) -> None:
+        if not isinstance(compute_with_storage_grid_size, CoreCoord):
+            raise TypeError("SDPAProgramConfig.__init__(): incompatible function arguments: "
+                            "compute_with_storage_grid_size must be a ttnn.CoreCoord")
+        for name, value in (("q_chunk_size", q_chunk_size), ("k_chunk_size", k_chunk_size)):
+            if type(value) is not int:
+                raise TypeError(f"SDPAProgramConfig.__init__(): incompatible function arguments: {name} must be int")
+        self.compute_with_storage_grid_size = compute_with_storage_grid_size
+        self.q_chunk_size, self.k_chunk_size = q_chunk_size, k_chunk_size
+
+
+def check_sdpa_program_config(op: str, config, device) -> None:
+    """Refuse an SDPA config as real ttnn did (probe_sdpa_config.py: "q_chunk_size must be a positive multiple of
+    TILE_SIZE"; k_chunk_size is checked alike); a grid larger than the device's is refused too (not probed)."""
+    if config is None:
+        return
+    if not isinstance(config, SDPAProgramConfig):
+        raise TypeError(f"{op}(): incompatible function arguments: program_config must be a ttnn.SDPAProgramConfig")
+    for name in ("q_chunk_size", "k_chunk_size"):
+        value = getattr(config, name)
+        _require(value > 0 and value % _TILE == 0, op, "SDPAProgramConfig", f"{name} must be a positive multiple "
+                 f"of TILE_SIZE. Got {name}: {value}, TILE_SIZE: {_TILE}")
+    grid = config.compute_with_storage_grid_size
+    available = device.compute_with_storage_grid_size()
+    _require(grid.x <= available.x and grid.y <= available.y, op, "SDPAProgramConfig",
+             f"the grid {grid.x}x{grid.y} exceeds the device's {available.x}x{available.y}")
+
+
 def check_program_config(op: str, config, a, b, kernel) -> None:
     """Refuse `config` for a @ b as real ttnn does (module docstring); None passes."""
     if config is None:

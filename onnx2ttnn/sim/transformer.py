@@ -4,7 +4,11 @@ library (tools/ttnn_mock/probes/probe_attention.py; docs/ttnn-facts.md §21).
 
 Numerics: the splits and concatenation move values exactly; scaled_dot_product_attention and attention_softmax
 compute in float32 and round their result once (the kernels' accumulation order, exp approximation and
-intermediate formats are not modelled), so a row whose mask blocks every key is NaN, as in ONNX.
+intermediate formats are not modelled), so a row whose mask blocks every key is NaN, as in ONNX.  SDPA's
+compute_kernel_config acts on its two matmuls as on ttnn.matmul's (sim/_fidelity.py: q and the probabilities in
+SrcB, k and v in SrcA; a Float16_b destination rounds the sums); without a config it is computed exactly (real
+ttnn runs HiFi2 then: docs/ttnn-facts.md §35).  Its SDPAProgramConfig (chunk sizes) is validated and changes no
+value.
 """
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import math
 
 import torch
 
+from ._fidelity import bf16_dest, fidelity_operands, kernel_config, matmul_bf16_dest
+from ._program_config import check_sdpa_program_config
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._tensor import Tensor
 from ._types import BufferType, DataType, Layout, TILE
@@ -62,6 +68,12 @@ def _attend(scores: torch.Tensor, mask) -> torch.Tensor:
     return torch.softmax(scores if mask is None else scores + mask, dim=-1)
 
 
+def _product(config, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """x @ y as a matrix kernel under `config` computes it (x in SrcB, y in SrcA)."""
+    x, y = fidelity_operands(config, x, y)
+    return matmul_bf16_dest(x, y) if bf16_dest(config) else torch.matmul(x, y)
+
+
 def scaled_dot_product_attention(input_tensor_q: Tensor, input_tensor_k: Tensor, input_tensor_v: Tensor, *,
                                  attn_mask=None, is_causal: bool = True, scale=None, sliding_window_size=None,
                                  memory_config=None, program_config=None, compute_kernel_config=None,
@@ -71,9 +83,10 @@ def scaled_dot_product_attention(input_tensor_q: Tensor, input_tensor_k: Tensor,
     """softmax(q @ k^T * scale + mask) @ v per head; k / v heads shared by groups of q heads."""
     op = "ttnn.transformer.scaled_dot_product_attention"
     if any(a is not None for a in (sliding_window_size, attention_sink, cu_window_seqlens,
-                                   windowed_q_token_offset_tensor, attn_mask_block_map, program_config)) \
+                                   windowed_q_token_offset_tensor, attn_mask_block_map)) \
             or windowed_q_token_offset or output_concat_heads:
-        raise NotImplementedError(f"{op}: windows, sinks, program configs and concatenated outputs are not simulated")
+        raise NotImplementedError(f"{op}: windows, sinks and concatenated outputs are not simulated")
+    config = kernel_config(op, "compute_kernel_config", compute_kernel_config)
     tensors = (("input_tensor_q", input_tensor_q), ("input_tensor_k", input_tensor_k),
                ("input_tensor_v", input_tensor_v))
     for name, t in tensors:
@@ -84,6 +97,7 @@ def scaled_dot_product_attention(input_tensor_q: Tensor, input_tensor_k: Tensor,
             raise RuntimeError(f"TT_FATAL: {op}: {name} must be [b, heads, s, dh], got {list(t._data.shape)}")
         _head_size_check(op, t._data.shape[-1], "Padding is not supported on the head_dim dimension")
     same_device(op, input_tensor_q, input_tensor_k, input_tensor_v)
+    check_sdpa_program_config(op, program_config, input_tensor_q._device)
     q, k, v = (values(t) for _, t in tensors)
     b, n, sq, dh = q.shape
     nkv, sk = k.shape[1], k.shape[2]
@@ -109,7 +123,7 @@ def scaled_dot_product_attention(input_tensor_q: Tensor, input_tensor_k: Tensor,
     group = n // nkv
     k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
     factor = 1.0 / math.sqrt(dh) if scale is None else float(scale)
-    out = _attend(torch.matmul(q, k.transpose(-2, -1)) * factor, mask) @ v
+    out = _product(config, _attend(_product(config, q, k.transpose(-2, -1)) * factor, mask), v)
     return _result(op, out, input_tensor_q, memory_config)
 
 

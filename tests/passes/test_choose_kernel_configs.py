@@ -78,7 +78,20 @@ def test_the_op_table_names_the_keyword_of_every_op_taking_a_config():
     assert keywords == {"matmul": "compute_kernel_config", "linear": "compute_kernel_config",
                         "softmax": "compute_kernel_config", "layer_norm": "compute_kernel_config",
                         "rms_norm": "compute_kernel_config", "conv2d": "compute_config",
-                        "conv_transpose2d": "compute_config"}
+                        "conv_transpose2d": "compute_config",
+                        "transformer.scaled_dot_product_attention": "compute_kernel_config"}
+
+
+def test_sdpa_takes_the_matrix_config_of_its_q_k_v_formats():
+    """SDPA's two matmuls are a matrix kernel: a bfloat8_b v makes the whole call HiFi2 with L1 accumulation."""
+    from tests.fusion.test_attention import _attention_model
+
+    conversion = onnx2ttnn.convert(_attention_model(heads=2, dh=32), weights="bf16")
+    sdpa = next(n for n in conversion.module.graph.nodes if n.op == "transformer.scaled_dot_product_attention")
+    assert sdpa.attrs["compute_kernel_config"] == HIFI4
+    assert list(operand_formats(sdpa)) == ["bf16", "bf16", "bf16"]
+    set_layout(sdpa.inputs[2], TTNNLayout(page="tile", dtype="bfp8"))
+    assert choose(MATRIX, operand_formats(sdpa)) == KernelConfig("HiFi2", False, False, True)
 
 
 def test_every_call_that_takes_a_config_carries_the_one_its_operands_call_for():

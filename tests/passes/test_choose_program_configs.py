@@ -106,3 +106,22 @@ def test_an_interleaved_call_with_a_bias_or_an_activation_names_the_core_grid(ml
     products = [n for n in plain if n.op in ("matmul", "linear")]
     assert [bool(n.attrs.get("activation")) for n in products] == [True, False]
     assert ["core_grid" in n.attrs for n in products] == [True, False]
+
+
+def test_sdpa_gets_an_sdpa_config_on_the_device_grid_and_the_program_defines_it():
+    from onnx2ttnn.ir.sdpa_config import SDPAConfig
+    from tests.fusion.test_attention import _attention_model
+
+    conversion = onnx2ttnn.convert(_attention_model(heads=2, dh=32, seq=40))
+    sdpa = next(n for n in conversion.module.graph.nodes if n.op == "transformer.scaled_dot_product_attention")
+    # 2 heads of 2 q tiles leave cores idle at any chunk: one tile; the 2 key tiles fit one chunk
+    assert sdpa.attrs["program_config"] == SDPAConfig((8, 8), 32, 64)
+    assert conversion.module.notes["choose-program-configs"]["calls"]["SDPAProgramConfig"] == 1
+    source = conversion.source
+    assert "sdpa_8x8_q32_k64 = ttnn.SDPAProgramConfig(" in source
+    assert "program_config=sdpa_8x8_q32_k64" in source
+    assert check_source(source) == []
+    assert not list(CHECKS["program-configs"](conversion.module, None))
+    sdpa.attrs.pop("program_config")
+    assert [why for _, _, why in CHECKS["program-configs"](conversion.module, None)] == [
+        "an SDPA call whose program_config is None, not an SDPAConfig or a reason"]

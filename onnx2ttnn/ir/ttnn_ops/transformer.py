@@ -15,6 +15,9 @@ Probed on ttnn 0.81.1 in mock mode (probe_attention.py, results/attention.txt; d
 - attention_softmax: scores / sqrt(head_size) + attention_mask (a [1, 1, 1, s] or [1, 1, s, s] mask), softmax
   over the last axis; the in-place attention_softmax_ refuses head_size without a mask and returns its input's
   buffer, so the converter calls the copying attention_softmax (an in-place op would alias its input).
+Configs (probe_sdpa_config.py, results/sdpa_config.txt; docs/ttnn-facts.md §39): SDPA takes compute_kernel_config
+(HiFi4 with fp32_dest_acc_en, HiFi2 / LoFi with packer_l1_acc accepted; ir/kernel_config.py chooses it as for a
+matmul) and program_config=ttnn.SDPAProgramConfig (q / k chunk sizes, multiples of 32; ir/sdpa_config.py).
 Cost: SDPA does 4 * b * n * s_q * s_k * dh FLOPs (two matmuls) at the matrix rate (Cost.ATTENTION); the
 others move data or run a softmax (vector FLOPs as softmax's estimate).
 """
@@ -25,7 +28,7 @@ from onnx2ttnn.ir.ttnn_ops.facts import Cost, declare
 declare("transformer.split_query_key_value_and_split_heads")
 declare("transformer.scaled_dot_product_attention", ("input_tensor_q", "input_tensor_k", "input_tensor_v",
                                                     "attn_mask"), keyword_inputs={"attn_mask"}, cost=Cost.ATTENTION,
-        dram_inputs=(3,))
+        dram_inputs=(3,), kernel_config="compute_kernel_config")
 declare("transformer.concatenate_heads")
 declare("transformer.attention_softmax", ("tensor", "attention_mask"), keyword_inputs={"attention_mask"},
         vector_flops=6)

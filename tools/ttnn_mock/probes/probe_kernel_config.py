@@ -1,6 +1,6 @@
 """Compute kernel configs: the config class (its defaults, BlackholeComputeKernelConfig, the MathFidelity
-members) and every op the converter passes one to (matmul, linear, softmax, layer_norm, rms_norm: keyword
-compute_kernel_config; conv2d: compute_config) with the configs the converter emits (HiFi4 + fp32 dest
+members) and every op the converter passes one to (matmul, linear, softmax, layer_norm, rms_norm,
+transformer.scaled_dot_product_attention: keyword compute_kernel_config; conv2d: compute_config) with the configs the converter emits (HiFi4 + fp32 dest
 accumulation; HiFi2 / LoFi + packer L1 accumulation; for convs each fidelity with neither) on bf16 / bfloat8_b /
 bfloat4_b operands, interleaved and height-sharded.  Run on n150 and p150.  Prints one line per step."""
 from _common import *
@@ -45,6 +45,9 @@ for cname, cfg in CONFIGS.items():
                                                         compute_kernel_config=cfg))
     step(f"rms_norm {cname}", lambda: ttnn.rms_norm(x, epsilon=1e-5, weight=dev(d, (768,)),
                                                     compute_kernel_config=cfg))
+    step(f"transformer.scaled_dot_product_attention {cname}", lambda: ttnn.transformer.scaled_dot_product_attention(
+        *(dev(d, (1, 12, 128, 64)) for _ in range(3)), attn_mask=dev(d, (1, 1, 128, 128)), is_causal=False,
+        scale=0.125, compute_kernel_config=cfg))
 
 # height-sharded activations, as the auto planner places them (ir/placements.py height_shard_layout)
 layout, hmc = planner_height_sharded((1, 1, 1024, 256))
