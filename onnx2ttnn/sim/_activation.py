@@ -37,6 +37,7 @@ class UnaryOpType(enum.Enum):
     HARDSIGMOID = 18
     HARDSWISH = 19
     ELU = 20
+    ROUND = 21
 
 
 class UnaryWithParam:
@@ -89,6 +90,8 @@ _KIND = {
     UnaryOpType.HARDSIGMOID: lambda x, a: F.hardsigmoid(x),
     UnaryOpType.HARDSWISH: lambda x, a: F.hardswish(x),
     UnaryOpType.ELU: lambda x, a: F.elu(x, _param(a, 0, 1.0)),
+    # round_tile(i, decimals), ttnn.round's own SFPU call (probe_qdq_pair.py): halves to even
+    UnaryOpType.ROUND: lambda x, a: torch.round(x, decimals=int(_param(a, 0, 0.0))),
 }
 
 # the string names and what real ttnn 0.81.1 makes of them (docs/ttnn-facts.md §22: "gelu" runs gelu_tile<0u>,
