@@ -14,9 +14,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._activation import apply_activation, parse_activation
+from ._activation import apply_activation, lhs_activations, parse_activation
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
-from ._rounding import compute_view, round_scalar, to_storage
+from ._rounding import round_scalar
 from ._tensor import Tensor
 from . import _sfpu
 from ._types import DataType as D, GeluVariant, Layout, SigmoidMode
@@ -310,7 +310,7 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
                            f"DataType::{tensors[0]._dtype.name}, dtype B: DataType::{tensors[1]._dtype.name})")
     x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)
     if a_activations:
-        x = _lhs_activations(op, a, x, a_activations)
+        x = lhs_activations(op, a, x, a_activations)
     out = fn(x, y)
     for act in activations or ():  # fused into the binary kernel, before the rounding (docs/ttnn-facts.md §22)
         out = apply_activation(out.float() if out.is_floating_point() else out,
@@ -320,18 +320,6 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
     out_dtype = dtype or like._dtype
     mc = output_config(op, memory_config, like, out.shape, like._layout)
     return device_result(op, out, out_dtype, like._layout, like._device, mc)
-
-
-def _lhs_activations(op: str, a, x, activations):
-    """input_tensor_a_activations: each applied in turn to input a's values in the binary kernel's dest (the
-    kernel's PROCESS_LHS_ACTIVATIONS, probe_qdq_pair.py), then held in the dest's format (bfloat16 for a bfloat16
-    input, float32 for a float32 one) for the op."""
-    if not isinstance(a, Tensor) or a._dtype not in (D.BFLOAT16, D.FLOAT32):
-        raise RuntimeError(f"onnx2ttnn simulator: {op}: input_tensor_a_activations are modelled on a bfloat16 or "
-                           "float32 tensor input_tensor_a only")
-    for act in activations:
-        x = apply_activation(x.float(), parse_activation(op, act, allow_string=False))
-    return compute_view(to_storage(x, a._dtype))
 
 
 def _make_binary(name: str, fn, allowed=_ARITH, compare: bool = False, doc: str = "", lhs: bool = False):
