@@ -47,16 +47,19 @@ def quiet():
             onnxruntime.set_default_logger_severity(WARNING)
 
 
-def session(model_bytes: bytes, optimize: bool = True):
+def session(model_bytes: bytes, optimize: bool = True, basic: bool = False):
     """A CPU InferenceSession of the serialized model, its log quiet; ConversionError when onnxruntime
     refuses the model (the reason is onnxruntime's).  `optimize=False`: no graph optimization (a session
-    only opened to read what its graph resolution inferred)."""
+    only opened to read what its graph resolution inferred); `basic=True`: the basic level only (verify's
+    reference of a QDQ model, reference.py `reference_level`)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = ERROR
     if not optimize:
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    elif basic:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
     with quiet():
         try:
             return onnxruntime.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])

@@ -16,6 +16,13 @@
    sigmoid included.  There `compare` takes the PCC of the logits, log(y) - log(1 - y) of both outputs
    (each floored at LOGIT_FLOOR, where float32 sigmoids reach 0), and says so in the report.  An output
    with any reference value at or above TAIL_MAX is compared as it is.
+3. QDQ models at onnxruntime's basic graph level.  A model with QuantizeLinear / DequantizeLinear nodes means
+   the ONNX operators' values: quantize, dequantize, float ops between.  From its extended level on,
+   onnxruntime replaces DQ -> op -> Q groups by its integer kernels (QLinearMatMul, QGemm, QLinearAdd, ...),
+   whose requantization rounds otherwise: on a QDQ ViT-B/16 its two runs of the same file differ at pooler PCC
+   0.981 (docs/design.md §6.34), more than any program implementing the operators differs from either.
+   `reference_level` gives such a model the basic level (constant folding and node eliminations, the same
+   values bit for bit as no optimization), every other model the default.
 """
 from __future__ import annotations
 
@@ -78,3 +85,15 @@ def logits(values: np.ndarray) -> np.ndarray:
     y = np.clip(np.asarray(values, dtype=np.float64), 0.0, 1.0)
     with np.errstate(divide="ignore"):
         return np.maximum(np.log(y) - np.log1p(-y), LOGIT_FLOOR)
+
+
+# the ONNX ops whose presence makes a model a quantized one in QDQ form (onnxruntime fuses them from its extended
+# graph level on, with its own integer rounding)
+QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
+
+
+def reference_level(model: onnx.ModelProto) -> str:
+    """onnxruntime's graph optimization level for verify's reference: "basic" for a model with QDQ nodes in its
+    main graph (see 3. above), else "default"."""
+    qdq = any(node.op_type in QDQ_OPS and node.domain in ("", "ai.onnx") for node in model.graph.node)
+    return "basic" if qdq else "default"

@@ -21,7 +21,7 @@ from onnx2ttnn.convert import convert
 from onnx2ttnn import ort
 from onnx2ttnn.errors import ConversionError, VerificationError
 from onnx2ttnn.messages import clean_message, escape_name, one_line
-from onnx2ttnn.reference import accurate_sigmoids, in_exponential_tail, logits, sigmoid_outputs
+from onnx2ttnn.reference import accurate_sigmoids, in_exponential_tail, logits, reference_level, sigmoid_outputs
 
 # The one place tolerances live (tt-metal's convention for bf16 programs); fp32 programs must do better.
 PCC_THRESHOLD = {"bf16": 0.99, "fp32": 0.9999}
@@ -344,7 +344,7 @@ def _source_model(model) -> onnx.ModelProto:
 
 def _onnxruntime(model: onnx.ModelProto, feeds: dict, names: list[str]) -> dict[str, np.ndarray]:
     """onnxruntime's outputs `names` of `model` on `feeds`; ConversionError with its reason when it refuses."""
-    session = ort.session(model.SerializeToString())
+    session = ort.session(model.SerializeToString(), basic=reference_level(model) == "basic")
     return dict(zip(names, ort.run(session, names, feeds)))
 
 

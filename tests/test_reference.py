@@ -60,3 +60,22 @@ def test_verify_says_when_it_compared_logits():
     assert report.first_divergent is None and report.per_op[-1][1] == "tail"  # (per-op compares it so too)
     assert "of the logits: all values in sigmoid's exponential tail" in report.text()
     assert not verify(_sigmoid_model()).outputs[0].logits
+
+
+def test_a_qdq_models_reference_is_onnxruntime_at_its_basic_level():
+    """onnxruntime's extended level runs a QDQ MatMul as its own integer kernel, whose values differ from the
+    operators'; verify's reference for a model with QuantizeLinear / DequantizeLinear is the basic level, which
+    computes the operators (the same values as no optimization at all)."""
+    from onnx2ttnn.reference import reference_level
+    from tests.lowering.test_quantize import qdq_linear
+
+    model = qdq_linear()
+    assert reference_level(model) == "basic"
+    assert reference_level(h.make_model(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g",
+                                                     [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                                                     [h.make_tensor_value_info("y", T.FLOAT, [2])]))) == "default"
+    x = {"x": np.random.default_rng(5).normal(0, 3, (8, 64)).astype(np.float32)}
+    runs = {name: ort.run(ort.session(model.SerializeToString(), **kw), ["y"], x)[0]
+            for name, kw in (("none", dict(optimize=False)), ("basic", dict(basic=True)), ("all", {}))}
+    assert np.array_equal(runs["basic"], runs["none"])
+    assert not np.array_equal(runs["all"], runs["none"])  # the integer kernel's rounding

@@ -2,8 +2,9 @@
 
     DequantizeLinear(QuantizeLinear(x, s, z), s, z) = clamp(round(x / s), qmin - z, qmax - z) * s
 
-(exact: every step before the last multiply is on integers), four ttnn ops instead of six: the zero point's
-add and subtract cancel.  Matched when the QuantizeLinear's only reader is the DequantizeLinear, both have
+(exact: every step before the last multiply is on integers): the zero point's add and subtract cancel, and
+lowering/quantize.py makes it two ttnn calls (divide; multiply with round and clamp as its input activations) where
+the op by op chain is six.  Matched when the QuantizeLinear's only reader is the DequantizeLinear, both have
 the same constant one-element scale and zero point, and no block size or output_dtype other than the zero
 point's type is asked.  What is left unmatched is lowered op by op (lowering/quantize.py), to the same values.
 

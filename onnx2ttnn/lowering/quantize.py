@@ -32,6 +32,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.ir.graph import TTNNCall, TTNNRef
 from onnx2ttnn.lowering.context import LoweringContext, is_integer_value
 from onnx2ttnn.lowering.eltwise import ranked_operand
 from onnx2ttnn.lowering.registry import FUSED_DOMAIN, register
@@ -290,17 +291,32 @@ def dequantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
     _dequantize(ctx, node, axis_allowed=True, block_allowed=True)
 
 
-@register("QuantizeDequantize", versions=(1,), domain=FUSED_DOMAIN, ttnn=("divide", "round", "clip", "multiply"),
-          note="fused QuantizeLinear -> DequantizeLinear: clamp(round(x / s), qmin - z, qmax - z) * s")
+# the largest integer magnitude every float compute dtype holds exactly (bfloat16's 8 significant bits): the
+# codes of an 8-bit quantizer less its zero point lie within it
+EXACT_CODES = 256
+
+
+@register("QuantizeDequantize", versions=(1,), domain=FUSED_DOMAIN, ttnn=("divide", "multiply"),
+          note="fused QuantizeLinear -> DequantizeLinear: clamp(round(x / s), qmin - z, qmax - z) * s, two calls")
 def quantize_dequantize(ctx: LoweringContext, node: gs.Node) -> None:
     """An activation's quantize-dequantize pair (fusion/quantize.py): the value onnxruntime computes, in x's
-    form."""
+    form.  Two calls: `divide(x, s)`, then `multiply(q, s)` whose `input_tensor_a_activations` round and clamp
+    q before the multiply (round_tile and hardtanh_tile in the multiply's kernel, ttnn.round's and
+    ttnn.hardtanh's own SFPU calls: docs/ttnn-facts.md §41).  The integers they give are held exactly in the
+    kernel's dest, so the result is that of the four calls divide, round, clip, multiply.  Codes wider than
+    8 bits (int16 / uint16 quantizers) keep the four calls."""
     x, scale = node.inputs[:2]
     s = float(np.asarray(ctx.require_constant(scale, "QuantizeDequantize scale"), dtype=np.float32).reshape(-1)[0])
+    low, high = float(node.attrs["low"]), float(node.attrs["high"])
     out = node.outputs[0]
     var, form = ctx.value_with_form(x)
     y = ctx.op("divide", [var], var.shape, name=out.name + "_scaled", input_tensor_b=s)
+    if max(abs(low), abs(high)) <= EXACT_CODES:
+        codes = [TTNNCall("UnaryWithParam", TTNNRef("UnaryOpType.ROUND"), 0.0),
+                 TTNNCall("UnaryWithParam", TTNNRef("UnaryOpType.HARDTANH"), low, high)]
+        ctx.bind(out, ctx.op("multiply", [y], y.shape, name=out.name, input_tensor_b=s,
+                             input_tensor_a_activations=codes), form)
+        return
     y = ctx.op("round", [y], y.shape, name=out.name + "_rounded")
-    y = ctx.op("clip", [y], y.shape, name=out.name + "_codes", min=float(node.attrs["low"]),
-               max=float(node.attrs["high"]))
+    y = ctx.op("clip", [y], y.shape, name=out.name + "_codes", min=low, max=high)
     ctx.bind(out, ctx.op("multiply", [y], y.shape, name=out.name, input_tensor_b=s), form)

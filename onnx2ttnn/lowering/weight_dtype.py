@@ -157,9 +157,15 @@ def embedding_dtype(ctx: LoweringContext, name: str, table: np.ndarray) -> Optio
     bfloat4_b table, docs/ttnn-facts.md §20)."""
     if ctx.weights == "bf16":
         return None
-    if ctx.weights == "auto" and name not in ctx.dequantized:
-        ctx.note_weight_format(name, "bf16", "an embedding table: ttnn.embedding untilizes a TILE table whole "
-                                             "on every call, so it stays ROW_MAJOR")
+    if ctx.weights == "auto":  # a dequantized table too (a QDQ BERT-base's word table: 72 MB per forward in TILE)
+        why = "an embedding table: ttnn.embedding untilizes a TILE table whole on every call, so it stays ROW_MAJOR"
+        if name in ctx.dequantized:
+            if ctx.dtype != "bf16":
+                ctx.note_weight_dtype(name, "f32", "--dtype fp32 keeps weights in float32")
+                return None
+            ctx.note_weight_dtype(name, "bf16", why)
+        else:
+            ctx.note_weight_format(name, "bf16", why)
         return None
     fmt = weight_dtype(ctx, name, table)
     if fmt == "bfp4":

@@ -37,6 +37,7 @@ class UnaryOpType(enum.Enum):
     HARDSIGMOID = 18
     HARDSWISH = 19
     ELU = 20
+    ROUND = 21
 
 
 class UnaryWithParam:
@@ -89,6 +90,8 @@ _KIND = {
     UnaryOpType.HARDSIGMOID: lambda x, a: F.hardsigmoid(x),
     UnaryOpType.HARDSWISH: lambda x, a: F.hardswish(x),
     UnaryOpType.ELU: lambda x, a: F.elu(x, _param(a, 0, 1.0)),
+    # round_tile(i, decimals), ttnn.round's own SFPU call (probe_qdq_pair.py): halves to even
+    UnaryOpType.ROUND: lambda x, a: torch.round(x, decimals=int(_param(a, 0, 0.0))),
 }
 
 # the string names and what real ttnn 0.81.1 makes of them (docs/ttnn-facts.md §22: "gelu" runs gelu_tile<0u>,
@@ -161,3 +164,19 @@ def _refuse_unmodelled(op: str, activation: UnaryWithParam) -> None:
     if (activation.op_type, tuple(activation.params)) in _NOT_MODELLED:
         raise RuntimeError(f"onnx2ttnn simulator: {op} with {activation!r} runs a lookup-table kernel the "
                            "simulator does not model (docs/ttnn-facts.md §22); onnx2ttnn never emits it")
+
+
+def lhs_activations(op: str, a, x: torch.Tensor, activations) -> torch.Tensor:
+    """A binary op's input_tensor_a_activations on input a's values `x`: each applied in turn in the binary
+    kernel's dest (its PROCESS_LHS_ACTIVATIONS, probe_qdq_pair.py), then held in the dest's format (bfloat16 for
+    a bfloat16 input, float32 for a float32 one) for the op."""
+    from ._rounding import compute_view, to_storage
+    from ._tensor import Tensor
+    from ._types import DataType
+
+    if not isinstance(a, Tensor) or a._dtype not in (DataType.BFLOAT16, DataType.FLOAT32):
+        raise RuntimeError(f"onnx2ttnn simulator: {op}: input_tensor_a_activations are modelled on a bfloat16 or "
+                           "float32 tensor input_tensor_a only")
+    for act in activations:
+        x = apply_activation(x.float(), parse_activation(op, act, allow_string=False))
+    return compute_view(to_storage(x, a._dtype))

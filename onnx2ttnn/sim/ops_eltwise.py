@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._activation import apply_activation, parse_activation
+from ._activation import apply_activation, lhs_activations, parse_activation
 from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
 from ._rounding import round_scalar
 from ._tensor import Tensor
@@ -293,7 +293,7 @@ def _broadcast_shape(op: str, *tensors) -> tuple:
 
 
 def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: bool = False,
-                 activations=None) -> Tensor:
+                 activations=None, a_activations=None) -> Tensor:
     like = a if isinstance(a, Tensor) else b
     if not isinstance(like, Tensor):
         raise TypeError(f"{op}: at least one operand must be a ttnn.Tensor")
@@ -309,6 +309,8 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
         raise RuntimeError(f"TT_FATAL: {op}: Mixed dtype is not supported (dtype A: "
                            f"DataType::{tensors[0]._dtype.name}, dtype B: DataType::{tensors[1]._dtype.name})")
     x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)
+    if a_activations:
+        x = lhs_activations(op, a, x, a_activations)
     out = fn(x, y)
     for act in activations or ():  # fused into the binary kernel, before the rounding (docs/ttnn-facts.md §22)
         out = apply_activation(out.float() if out.is_floating_point() else out,
@@ -320,12 +322,15 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
     return device_result(op, out, out_dtype, like._layout, like._device, mc)
 
 
-def _make_binary(name: str, fn, allowed=_ARITH, compare: bool = False, doc: str = ""):
+def _make_binary(name: str, fn, allowed=_ARITH, compare: bool = False, doc: str = "", lhs: bool = False):
     op = f"ttnn.{name}"
 
-    def binary(input_tensor_a, input_tensor_b, *, dtype=None, memory_config=None, activations=None) -> Tensor:
+    def binary(input_tensor_a, input_tensor_b, *, dtype=None, memory_config=None, activations=None,
+               input_tensor_a_activations=None) -> Tensor:
+        if input_tensor_a_activations and not lhs:
+            raise TypeError(f"{op}: input_tensor_a_activations is not modelled for this op")
         return _binary_impl(op, fn, allowed, input_tensor_a, input_tensor_b, dtype, memory_config, compare=compare,
-                            activations=activations)
+                            activations=activations, a_activations=input_tensor_a_activations)
 
     binary.__name__ = binary.__qualname__ = name
     binary.__doc__ = doc or f"Element-wise {name} with broadcasting (tensor or scalar operands)."
@@ -337,9 +342,9 @@ def _div(x, y):
 
 
 _CMP = _FLOAT | _ALL_INT
-add = _make_binary("add", lambda x, y: x + y)
-subtract = _make_binary("subtract", lambda x, y: x - y)
-multiply = _make_binary("multiply", lambda x, y: x * y)
+add = _make_binary("add", lambda x, y: x + y, lhs=True)
+subtract = _make_binary("subtract", lambda x, y: x - y, lhs=True)
+multiply = _make_binary("multiply", lambda x, y: x * y, lhs=True)
 maximum = _make_binary("maximum", lambda x, y: torch.maximum(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32})
 minimum = _make_binary("minimum", lambda x, y: torch.minimum(*_tensors(x, y)), _FLOAT | {D.INT32, D.UINT32})
 eq = _make_binary("eq", lambda x, y: torch.eq(*_tensors(x, y)), _CMP, True)

@@ -56,9 +56,9 @@ def test_qdq_matmul_matches_onnxruntime_on_the_quantized_model():
     model = qdq_linear()
     conversion = convert(model)
     ops = [n.op for n in conversion.module.graph.nodes if not n.attrs.get("_param")]
-    assert "linear" in ops and "round" in ops and "clip" in ops
-    # both activation pairs fused (fusion/quantize.py): their zero points' add and subtract cancel
-    assert ops.count("divide") == 2 and "add" not in ops and "subtract" not in ops
+    assert "linear" in ops and "round" not in ops and "clip" not in ops  # round and clip: the multiply's
+    # input activations; both activation pairs fused (fusion/quantize.py): their zero points' add and subtract cancel
+    assert ops.count("divide") == 2 and ops.count("multiply") == 2 and "add" not in ops and "subtract" not in ops
     report = verify(model, conversion=conversion)
     assert report.passed, report
     assert conversion.fallback_counts() == {}

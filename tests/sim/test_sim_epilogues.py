@@ -73,3 +73,26 @@ def test_a_sharded_input_with_an_activation_is_refused_like_real_ttnn(ttnn, devi
     with pytest.raises(RuntimeError, match="program config's fused_activation"):
         ttnn.linear(x, w, activation="gelu")
     ttnn.deallocate(ttnn.linear(x, w))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_lhs_round_and_hardtanh_equal_the_standalone_calls_before_the_multiply(ttnn, device, dtype):
+    """multiply(a, s, input_tensor_a_activations=[ROUND, HARDTANH]) is round, clip and multiply one after the
+    other (probe_qdq_pair.py: round_tile and hardtanh_tile in the multiply's kernel, on integers its dest holds)."""
+    torch.manual_seed(2)
+    data = torch.cat([torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, 300.0, -300.0, 3.4]), torch.randn(56) * 100])
+    a = ttnn.from_torch(data.reshape(1, 1, 1, 64).repeat(1, 1, 32, 1), dtype=getattr(ttnn, dtype),
+                        layout=ttnn.TILE_LAYOUT, device=device)
+    U, T = ttnn.UnaryWithParam, ttnn.UnaryOpType
+    fused = ttnn.to_torch(ttnn.multiply(a, 0.05, input_tensor_a_activations=[U(T.ROUND, 0.0),
+                                                                             U(T.HARDTANH, -128.0, 127.0)]))
+    unfused = ttnn.to_torch(ttnn.multiply(ttnn.clip(ttnn.round(a), min=-128.0, max=127.0), 0.05))
+    assert torch.equal(fused, unfused)
+    codes = torch.round(fused[0, 0, 0, :8].float() / 0.05)
+    assert codes.tolist() == [0.0, 2.0, 2.0, 0.0, -2.0, 127.0, -128.0, 3.0]  # halves to even, saturated
+
+
+def test_lhs_activations_are_refused_where_not_modelled(ttnn, device):
+    a = dev(ttnn, device, torch.randn(1, 1, 32, 32))
+    with pytest.raises(TypeError, match="input_tensor_a_activations"):
+        ttnn.maximum(a, a, input_tensor_a_activations=[ttnn.UnaryWithParam(ttnn.UnaryOpType.ROUND, 0.0)])
