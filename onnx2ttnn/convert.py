@@ -15,7 +15,6 @@ from onnx2ttnn.emit.publish import check_distinct, publish
 from onnx2ttnn.emit.python import EmittedProgram, emit_program
 from onnx2ttnn.emit.weights import npz_bytes
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.messages import one_line
 from onnx2ttnn.frontend.importer import copy_proto, import_proto, read_model
 from onnx2ttnn.frontend.weights import FileValues, SharedReads
 from onnx2ttnn.ir.cost import program_cost
@@ -23,6 +22,7 @@ from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
+from onnx2ttnn.messages import one_line
 from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.parallel import faster, settle_auto
@@ -240,6 +240,8 @@ def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[st
         start = time.perf_counter()
         if progress:
             progress(f"auto-{mode}")  # the passes of the conversion as `mode` follow
+        if mode == "tp":
+            shared.last()
         try:
             results[mode] = _convert_as(proto if mode == "tp" else copy_proto(proto), path,
                                         replace(opts, parallel=mode), output_path, progress, probes,
@@ -249,6 +251,7 @@ def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[st
                 raise
             refused = one_line(exc)
         spent[mode] = time.perf_counter() - start
+    shared.clear()  # copies tp did not take (the kept program's unread constants still hold `shared`)
     times = {mode: conversion.modelled_s() for mode, conversion in results.items()}
     kept = results[faster(times) if "tp" in times else "dp"]
     other = "tp" if kept.options.parallel == "dp" else "dp"

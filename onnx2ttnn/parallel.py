@@ -8,9 +8,9 @@ choice on one chip or a mesh of one column.  Reading the weights' sizes loads no
 
 Otherwise neither is faster in general: the two programs do not have the same per-chip shapes.  A dp chip
 runs batch/chips samples and reads every weight; a tp chip runs batch/rows samples, reads 1/cols of the
-split weights and waits on an all_reduce over the ethernet links after every row-parallel matmul.  At a
-small batch reading the weights dominates and tp can win; at a large one dp's smaller activations and no
-traffic between chips win.  So convert() converts the model both ways from one load and keeps the program
+split weights and waits on an all_reduce of its activations over the ethernet links after every
+row-parallel matmul.  Where reading the weights dominates tp can win; where the all_reduces or the larger
+per-chip activations do, dp wins (the zoo models measured so far, §6.35).  So convert() converts the model both ways from one load and keeps the program
 of lower modelled time per eager forward (ir/cost.py ProgramCost.eager_s, the figure `report` prints), dp
 on a tie; a model tp cannot split (its conversion refused) is dp.
 """
@@ -40,8 +40,8 @@ def settle_auto(model, options) -> None:
 
 
 def auto_modes(proto: onnx.ModelProto, options) -> tuple[str, ...]:
-    """The modes --parallel auto chooses between: ("dp",) on one chip, a one-column mesh or when nothing
-    rules tp out or in; ("tp",) when dp cannot hold or cannot split the model; ("dp", "tp") when both can."""
+    """The modes --parallel auto chooses between: ("dp",) on one chip or a one-column mesh (nothing for tp to
+    split over); ("tp",) when dp cannot hold or cannot split the model; ("dp", "tp") when both can."""
     rows, cols = options.mesh_shape()
     if options.chips == 1 or cols == 1:
         return ("dp",)

@@ -69,23 +69,29 @@ class FileValues(LazyValues):
 
 
 class SharedReads:
-    """The external tensors of one loaded model imported twice (--parallel auto converts it both ways): the
-    first import to ask for a tensor reads it from its file and leaves a copy here, the second takes that
-    copy, so no file is read twice and each import owns its arrays (a pass may change them)."""
+    """The external tensors of one loaded model imported twice (--parallel auto converts it both ways): a
+    tensor the first import reads from its file leaves a copy here, which the second import takes, so no file
+    is read twice and each import owns its arrays (a pass may change them).  `last()` before the last import
+    keeps no more copies; `clear()` after it drops those no import took."""
 
     def __init__(self) -> None:
         self._kept: dict[tuple, np.ndarray] = {}
-        self._taken: set[tuple] = set()
+        self._keeping = True
 
     def values(self, key: tuple, read) -> np.ndarray:
         if key in self._kept:
-            self._taken.add(key)
             return self._kept.pop(key)
-        if key in self._taken:  # a third import: read again
-            return read()
         array = read()
-        self._kept[key] = array.copy()
+        if self._keeping:
+            self._kept[key] = array.copy()
         return array
+
+    def last(self) -> None:
+        self._keeping = False
+
+    def clear(self) -> None:
+        self._keeping = False
+        self._kept.clear()
 
 
 def defer_external_weights(graph: gs.Graph, base_dir: str, shared: SharedReads = None) -> None:

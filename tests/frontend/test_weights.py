@@ -85,5 +85,9 @@ def test_shared_reads_hand_each_import_its_own_array():
     assert len(calls) == 1 and first is not second and (first == second).all()
     first[0] = 9.0
     assert second[0] == 0.0
-    shared.values("w", read)  # a third import reads again
-    assert len(calls) == 2
+    shared.values("v", read)  # read by the first import only: its copy waits for the second
+    shared.last()
+    shared.values("u", read)  # read by the last import only: no copy kept
+    assert len(calls) == 3 and list(shared._kept) == ["v"]
+    shared.clear()
+    assert shared._kept == {} and shared.values("v", read) is not None and len(calls) == 4
