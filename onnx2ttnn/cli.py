@@ -23,6 +23,7 @@ from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
 from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
+from onnx2ttnn.parallel import auto_line
 from onnx2ttnn.report import region_lines
 
 EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
@@ -98,7 +99,9 @@ def model_options(fn):
                      help="how the chips share the work: dp splits the batch (dim 0 of every input) over the "
                           "chips with the weights replicated; tp splits each transformer layer over a mesh row "
                           "(Megatron pairs, an all_reduce after each) and the batch over the rows; auto "
-                          "is tp when the weights do not fit one chip or the batch does not divide, else dp"),
+                          "is tp when the weights do not fit one chip or the batch does not divide, dp when tp "
+                          "cannot split the model or the mesh has one column, else the one of lower modelled "
+                          "time per forward (both converted, times in the summary)"),
         click.option("--memory", type=click.Choice(list(MEMORY_POLICIES)), default=Options.memory, show_default=True,
                      help="placement policy: auto (L1, height or width sharding chosen by the cost model), dram "
                           "interleaved everywhere, or L1 interleaved where it fits"),
@@ -209,6 +212,7 @@ def summary(result, program: str, weights: str) -> str:
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
+        *([auto_line(result.auto)] if result.auto else []),
         f"time: {times}",
     ]))
 
@@ -302,6 +306,8 @@ def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidel
     if png:
         placed.write_png(png)
     click.echo(clean_message(placed.text()))
+    if result.auto:
+        click.echo(auto_line(result.auto))
     if png:
         click.echo(f"wrote {clean_message(png)}")
 

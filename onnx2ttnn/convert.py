@@ -7,7 +7,7 @@ import os
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from onnx2ttnn.emit.ir_dump import dump_path, ir_bytes
@@ -15,15 +15,17 @@ from onnx2ttnn.emit.publish import check_distinct, publish
 from onnx2ttnn.emit.python import EmittedProgram, emit_program
 from onnx2ttnn.emit.weights import npz_bytes
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.frontend.importer import import_model
-from onnx2ttnn.frontend.weights import FileValues
+from onnx2ttnn.frontend.importer import copy_proto, import_proto, read_model
+from onnx2ttnn.frontend.weights import FileValues, SharedReads
+from onnx2ttnn.ir.cost import program_cost
 from onnx2ttnn.ir.device import DEVICES, get_device
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
+from onnx2ttnn.messages import one_line
 from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
 from onnx2ttnn.passes.base import PassContext
-from onnx2ttnn.parallel import settle_auto
+from onnx2ttnn.parallel import faster, settle_auto
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
 
@@ -38,6 +40,11 @@ class Conversion:
     program_weights_name: str = "model_ttnn.npz"  # the sidecar name the program refers to
     dumps: dict[str, bytes] = field(default_factory=dict)  # pass -> the IR after it (--dump-ir-after)
     inputs: list[tuple[str, str]] = field(default_factory=list)  # (role, path): the files the model was read from
+    auto: dict = field(default_factory=dict)  # --parallel auto's comparison: times (mode -> s), kept, refused
+
+    def modelled_s(self) -> float:
+        """Modelled time of an eager forward (ir/cost.py ProgramCost.eager_s, what `report` prints)."""
+        return program_cost(self.module.graph, get_device(self.options.device)).eager_s
 
     @property
     def source(self) -> str:
@@ -158,7 +165,7 @@ def _options(kwargs: dict) -> Options:
 def _resolve_mesh(options: Options) -> None:
     """--mesh and --parallel checked against the device: `mesh` becomes "RxC" (the device's whole mesh when
     not given) and `parallel` the mode asked ("tp": tensor parallel along the mesh's columns, the batch split
-    over its rows; "dp"; "auto" is settled once the model is read, convert._settle_auto)."""
+    over its rows; "dp"; "auto" is settled once the model is read, parallel.py)."""
     device = DEVICES[options.device]
     if options.mesh:
         if not re.fullmatch(r"[1-9][0-9]{0,2}x[1-9][0-9]{0,2}", options.mesh):
@@ -209,18 +216,60 @@ def _rare_full_collections():
 
 
 def _convert(model, output_path: Optional[str], progress, probes: bool, options: dict) -> "Conversion":
-    """convert() without the collector settings."""
+    """convert() without the collector settings: the model read once, converted in the --parallel mode, or
+    for auto in the one mode that can hold it or both ways (parallel.py)."""
     opts = _options(options)
-    ctx = PassContext(opts)
     start = time.perf_counter()
     if progress:
         progress("import")
-    settle_auto(model, opts)
+    proto, path = read_model(model)
+    read_s = time.perf_counter() - start
+    settle_auto(proto, opts)
+    if opts.parallel != "auto" or opts.chips == 1:
+        return _convert_as(proto, path, opts, output_path, progress, probes, read_s)
+    return _compare(proto, path, opts, output_path, progress, probes, read_s)
+
+
+def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[str], progress, probes: bool,
+             read_s: float) -> "Conversion":
+    """--parallel auto where dp and tp can both hold the model: both conversions from the one loaded proto
+    (each external weight read from its file once), the one of lower modelled eager time per forward kept;
+    dp when tp refuses the model."""
+    shared, results, spent = SharedReads(), {}, {}
+    for mode in ("dp", "tp"):
+        start = time.perf_counter()
+        if progress:
+            progress(f"auto-{mode}")  # the passes of the conversion as `mode` follow
+        if mode == "tp":
+            shared.last()
+        try:
+            results[mode] = _convert_as(proto if mode == "tp" else copy_proto(proto), path,
+                                        replace(opts, parallel=mode), output_path, progress, probes,
+                                        read_s if mode == "dp" else 0.0, shared)
+        except ConversionError as exc:
+            if mode == "dp":
+                raise
+            refused = one_line(exc)
+        spent[mode] = time.perf_counter() - start
+    shared.clear()  # copies tp did not take (the kept program's unread constants still hold `shared`)
+    times = {mode: conversion.modelled_s() for mode, conversion in results.items()}
+    kept = results[faster(times) if "tp" in times else "dp"]
+    other = "tp" if kept.options.parallel == "dp" else "dp"
+    kept.auto = {"times": times, "kept": kept.options.parallel, **({} if "tp" in times else {"refused": refused})}
+    kept.timings.insert(0, (f"auto: the {other} conversion", spent[other]))
+    return kept
+
+
+def _convert_as(proto, path: Optional[str], opts: Options, output_path: Optional[str], progress, probes: bool,
+                read_s: float, shared: Optional[SharedReads] = None) -> "Conversion":
+    """The conversion of a proto from read_model() (which it changes) in the settled --parallel mode."""
+    ctx = PassContext(opts)
+    start = time.perf_counter()
     tp = opts.mesh_shape()[1] if opts.parallel == "tp" else 1
-    module = import_model(model, opts.input_shapes, opts.chips // tp)
+    module = import_proto(proto, path, opts.input_shapes, opts.chips // tp, shared)
     module.mesh, module.tp = opts.mesh_shape(), tp
     check_tensors(module.graph, get_device(opts.device), opts.dtype)  # before folding computes any of them
-    ctx.timings.append(("import", time.perf_counter() - start))
+    ctx.timings.append(("import", read_s + time.perf_counter() - start))
     inputs = _input_files(module)
     manager = PassManager(build_pipeline())
     try:

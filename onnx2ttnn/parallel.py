@@ -1,11 +1,18 @@
-"""--parallel auto settled before the model is converted: tensor parallel when data parallel cannot hold or
-cannot split the model, else data parallel (docs/design.md §6.21).
+"""--parallel auto: tensor parallel when data parallel cannot hold or cannot split the model, data parallel
+when tp is impossible, else the one the cost model finds faster (docs/design.md §6.21, §6.35).
 
-tp is chosen when one chip cannot hold the weights data parallel replicates (their device bytes in the
-format --weights asks, against the DRAM of one chip less a quarter kept for activations), or when the batch
-(dim 0 of the first graph input) does not divide over the chips (dp would refuse it).  Otherwise dp: it moves
-nothing between chips, and with the same per-chip shapes the cost model gives it no slower time (tp adds the
-all_reduce of every layer over the ethernet links, ir/cost.py).  Reading the weights' sizes loads no values.
+tp is the only choice when one chip cannot hold the weights data parallel replicates (their device bytes in
+the format --weights asks, against the DRAM of one chip less a quarter kept for activations), or when the
+batch (dim 0 of the first graph input) does not divide over the chips (dp would refuse it); dp is the only
+choice on one chip or a mesh of one column.  Reading the weights' sizes loads no values.
+
+Otherwise neither is faster in general: the two programs do not have the same per-chip shapes.  A dp chip
+runs batch/chips samples and reads every weight; a tp chip runs batch/rows samples, reads 1/cols of the
+split weights and waits on an all_reduce of its activations over the ethernet links after every
+row-parallel matmul.  Where reading the weights dominates tp can win; where the all_reduces or the larger
+per-chip activations do, dp wins (the zoo models measured so far, §6.35).  So convert() converts the model both ways from one load and keeps the program
+of lower modelled time per eager forward (ir/cost.py ProgramCost.eager_s, the figure `report` prints), dp
+on a tie; a model tp cannot split (its conversion refused) is dp.
 """
 from __future__ import annotations
 
@@ -23,17 +30,39 @@ DRAM_FOR_WEIGHTS = 0.75  # of one chip's DRAM: what the choice lets dp's replica
 
 
 def settle_auto(model, options) -> None:
-    """`options.parallel` "auto" on a multi-chip mesh becomes "tp" or "dp" (module docstring)."""
+    """`options.parallel` "auto" on a multi-chip mesh becomes "tp" or "dp" when only one of them can hold the
+    model; it stays "auto" when both can, for convert() to compare them (module docstring)."""
     if options.parallel != "auto" or options.chips == 1:
         return
-    proto = _header(model)
+    modes = auto_modes(_header(model), options)
+    if len(modes) == 1:
+        options.parallel = modes[0]
+
+
+def auto_modes(proto: onnx.ModelProto, options) -> tuple[str, ...]:
+    """The modes --parallel auto chooses between: ("dp",) on one chip or a one-column mesh (nothing for tp to
+    split over); ("tp",) when dp cannot hold or cannot split the model; ("dp", "tp") when both can."""
     rows, cols = options.mesh_shape()
+    if options.chips == 1 or cols == 1:
+        return ("dp",)
     device = get_device(options.device)
     budget = DRAM_FOR_WEIGHTS * device.dram_banks * device.dram_bank_bytes
     batch = _batch(proto, options.input_shapes)
-    too_big = weight_bytes(proto, options.weights) > budget
-    undivided = batch is not None and batch % options.chips != 0
-    options.parallel = "tp" if cols > 1 and (too_big or undivided) else "dp"
+    if weight_bytes(proto, options.weights) > budget or (batch is not None and batch % options.chips != 0):
+        return ("tp",)
+    return ("dp", "tp")
+
+
+def faster(times: dict[str, float]) -> str:
+    """The mode of lower modelled time per forward; dp on a tie (it moves nothing between chips)."""
+    return "tp" if times["tp"] < times["dp"] else "dp"
+
+
+def auto_line(auto: dict) -> str:
+    """What --parallel auto compared: the modelled eager time per forward of each mode, the one kept."""
+    times = ", ".join(f"{mode} {seconds * 1e6:.1f} us" for mode, seconds in auto["times"].items())
+    refused = f"; tp refused the model ({auto['refused']})" if "refused" in auto else ""
+    return f"parallel auto: modelled eager time per forward {times}{refused}; kept {auto['kept']}"
 
 
 def weight_bytes(proto: onnx.ModelProto, weights: str = "bf16") -> float:

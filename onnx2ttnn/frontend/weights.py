@@ -25,9 +25,11 @@ class FileValues(LazyValues):
     """LazyValues of a tensor stored in an external data file: `tensor` is a loaded copy made on demand (the
     graphsurgeon exporter and `load()` both read it), the model keeps only the reference."""
 
-    def __init__(self, lazy: LazyValues, base_dir: str) -> None:  # noqa: super().__init__ would re-measure
+    def __init__(self, lazy: LazyValues, base_dir: str, shared: "SharedReads" = None) -> None:
+        # not super().__init__, which would measure the tensor again
         self._reference = lazy.tensor
         self._base_dir = base_dir
+        self._shared = shared
         self.shape, self.dtype, self.nbytes = lazy.shape, lazy.dtype, lazy.nbytes
 
     @property
@@ -46,8 +48,17 @@ class FileValues(LazyValues):
         return loaded
 
     def load(self) -> np.ndarray:
-        """The tensor's values as a new numpy array: the file's bytes once, then one copy (the base class goes
-        through a loaded TensorProto: four copies of the tensor at once)."""
+        """The tensor's values as a new numpy array (the second import of a SharedReads takes the first's)."""
+        if self._shared is None:
+            return self._read()
+        return self._shared.values(self._key(), self._read)
+
+    def _key(self) -> tuple:
+        return (self._base_dir, tuple((e.key, e.value) for e in self._reference.external_data))
+
+    def _read(self) -> np.ndarray:
+        """The file's bytes once, then one copy (the base class goes through a loaded TensorProto: four copies
+        of the tensor at once)."""
         read = getattr(external, "_read_external_data_bytes", None)  # onnx's path and bounds checks (onnx 1.23)
         if self._reference.data_type not in _PLAIN or read is None:  # other onnx versions: the general route
             return super().load()
@@ -57,13 +68,40 @@ class FileValues(LazyValues):
         return view.astype(dtype, copy=True)
 
 
-def defer_external_weights(graph: gs.Graph, base_dir: str) -> None:
+class SharedReads:
+    """The external tensors of one loaded model imported twice (--parallel auto converts it both ways): a
+    tensor the first import reads from its file leaves a copy here, which the second import takes, so no file
+    is read twice and each import owns its arrays (a pass may change them).  `last()` before the last import
+    keeps no more copies; `clear()` after it drops those no import took."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple, np.ndarray] = {}
+        self._keeping = True
+
+    def values(self, key: tuple, read) -> np.ndarray:
+        if key in self._kept:
+            return self._kept.pop(key)
+        array = read()
+        if self._keeping:
+            self._kept[key] = array.copy()
+        return array
+
+    def last(self) -> None:
+        self._keeping = False
+
+    def clear(self) -> None:
+        self._keeping = False
+        self._kept.clear()
+
+
+def defer_external_weights(graph: gs.Graph, base_dir: str, shared: SharedReads = None) -> None:
     """Every constant of `graph` (its subgraphs, functions and tensor attributes too) still stored in an
-    external file reads it on first use; it then looks as if the loader had read it (DEFAULT location)."""
+    external file reads it on first use; it then looks as if the loader had read it (DEFAULT location).
+    Imports of one loaded model given the same `shared` read each tensor's file once."""
     for const in _constants(graph):
         lazy = const._values
         if type(lazy) is LazyValues and external.uses_external_data(lazy.tensor):
-            const._values = FileValues(lazy, base_dir)
+            const._values = FileValues(lazy, base_dir, shared)
             const.data_location = onnx.TensorProto.DEFAULT
 
 

@@ -10,7 +10,7 @@ import pytest
 from onnx_graphsurgeon.ir.tensor import LazyValues
 
 from onnx2ttnn.frontend.importer import import_model
-from onnx2ttnn.frontend.weights import FileValues
+from onnx2ttnn.frontend.weights import FileValues, SharedReads
 
 TEXT = """
 <ir_version: 8, opset_import: ["" : 18]>
@@ -72,3 +72,22 @@ def test_values_read_from_the_file_equal_graphsurgeons_reading(tmp_path, dtype):
     ours, theirs = file_values.load(), LazyValues(file_values.tensor).load()
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape and ours.flags.writeable
     np.testing.assert_array_equal(ours, theirs)
+
+
+def test_shared_reads_hand_each_import_its_own_array():
+    shared, calls = SharedReads(), []
+
+    def read():
+        calls.append(1)
+        return np.arange(4.0)
+    first = shared.values("w", read)
+    second = shared.values("w", read)
+    assert len(calls) == 1 and first is not second and (first == second).all()
+    first[0] = 9.0
+    assert second[0] == 0.0
+    shared.values("v", read)  # read by the first import only: its copy waits for the second
+    shared.last()
+    shared.values("u", read)  # read by the last import only: no copy kept
+    assert len(calls) == 3 and list(shared._kept) == ["v"]
+    shared.clear()
+    assert shared._kept == {} and shared.values("v", read) is not None and len(calls) == 4

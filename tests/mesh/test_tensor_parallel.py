@@ -1,7 +1,7 @@
 """Tensor-parallel programs on the simulated mesh (docs/design.md §6.21): a feed-forward pair split by
 split-tensor-parallel (placements, per-chip shapes, whole weights, one all_reduce), the reduced BERT, GPT-2
 and ViT on n300 (1x2), T3000 1x8 and dp x tp on T3000 2x4: the program's own main() with --check matches
-onnxruntime (PCC >= 0.99) and no chip leaks; per-chip parameters shrink; --parallel auto's choice."""
+onnxruntime (PCC >= 0.99) and no chip leaks; per-chip parameters shrink (--parallel auto: tests/mesh/test_auto_parallel.py)."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,6 @@ import pytest
 from onnx import helper, numpy_helper
 
 import onnx2ttnn
-from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.report import placement_report
 from tests.mesh.models import batch_shapes, dp_model  # noqa: F401 (dp_model is a fixture)
@@ -106,21 +105,3 @@ def test_each_chip_holds_its_share_of_the_layers(dp_model):
     assert per_chip.parameter_bytes < single.parameter_bytes
     assert per_chip.ethernet_bytes > 0 and single.ethernet_bytes == 0
     assert "CCL traffic:" in per_chip.text()
-
-
-def test_auto_picks_tensor_parallel_when_the_weights_do_not_fit_one_chip(dp_model, monkeypatch):
-    model = dp_model("bert")
-    shapes = batch_shapes(model, 8)
-    assert onnx2ttnn.convert(model, device="t3k", input_shapes=shapes).options.parallel == "dp"
-    small = DEVICES["t3k"].__class__(**{**DEVICES["t3k"].__dict__, "dram_bank_bytes": 4096})
-    monkeypatch.setitem(DEVICES, "t3k", small)
-    from onnx2ttnn import parallel
-
-    monkeypatch.setattr(parallel, "get_device", lambda name: DEVICES[name])
-    options = onnx2ttnn.options.Options(device="t3k", mesh="1x8", parallel="auto", input_shapes=shapes)
-    parallel.settle_auto(model, options)
-    assert options.parallel == "tp"
-    odd = onnx2ttnn.options.Options(device="n300", mesh="1x2", parallel="auto", input_shapes=batch_shapes(model, 3))
-    monkeypatch.undo()
-    parallel.settle_auto(model, odd)
-    assert odd.parallel == "tp"  # a batch of 3 does not divide over 2 chips: dp would refuse it

@@ -1,0 +1,105 @@
+"""--parallel auto (onnx2ttnn/parallel.py, docs/design.md §6.35): tp when dp cannot hold or split the model;
+when both can, both conversions from one load and the one of lower modelled eager time kept (dp when tp
+refuses the model); no comparison when only one mode can hold it; each external weight read from disk once."""
+from __future__ import annotations
+
+import importlib
+
+import onnx2ttnn
+from onnx2ttnn import parallel
+from onnx2ttnn.convert import Conversion
+from onnx2ttnn.frontend import weights
+from onnx2ttnn.ir.device import DEVICES
+from onnx2ttnn.options import Options
+from tests.mesh.models import batch_shapes, dp_model  # noqa: F401 (dp_model is a fixture)
+
+convert_module = importlib.import_module("onnx2ttnn.convert")  # the package's `convert` is the function
+
+
+def _count_conversions(monkeypatch) -> list:
+    modes = []
+    real = convert_module._convert_as
+
+    def counted(proto, path, opts, *args):
+        modes.append(opts.parallel)
+        return real(proto, path, opts, *args)
+    monkeypatch.setattr(convert_module, "_convert_as", counted)
+    return modes
+
+
+def test_auto_keeps_the_lower_modelled_time_of_the_reduced_bert(dp_model, monkeypatch):
+    model = dp_model("bert")
+    shapes = batch_shapes(model, 8)
+    modes = _count_conversions(monkeypatch)
+    auto = onnx2ttnn.convert(model, device="t3k", mesh="1x8", input_shapes=shapes)
+    assert modes == ["dp", "tp"]
+    monkeypatch.undo()
+    dp = onnx2ttnn.convert(model, device="t3k", mesh="1x8", parallel="dp", input_shapes=shapes)
+    tp = onnx2ttnn.convert(model, device="t3k", mesh="1x8", parallel="tp", input_shapes=shapes)
+    assert auto.auto["times"] == {"dp": dp.modelled_s(), "tp": tp.modelled_s()}
+    # measured (design §6.35): dp 1137.6 us, tp 1306.7 us per eager forward
+    assert dp.modelled_s() < tp.modelled_s()
+    assert auto.auto["kept"] == auto.options.parallel == "dp" and auto.module.tp == 1
+    assert auto.source == dp.source
+    assert auto.timings[0][0] == "auto: the tp conversion"
+
+
+def test_auto_keeps_tensor_parallel_when_the_cost_model_finds_it_faster(dp_model, monkeypatch):
+    model = dp_model("gpt2")
+    shapes = batch_shapes(model, 8)
+    monkeypatch.setattr(Conversion, "modelled_s", lambda self: 1e-3 if self.options.parallel == "tp" else 2e-3)
+    auto = onnx2ttnn.convert(model, device="t3k", mesh="1x8", input_shapes=shapes)
+    tp = onnx2ttnn.convert(model, device="t3k", mesh="1x8", parallel="tp", input_shapes=shapes)
+    assert auto.auto == {"times": {"dp": 2e-3, "tp": 1e-3}, "kept": "tp"}
+    assert auto.options.parallel == "tp" and auto.module.tp == 8 and auto.source == tp.source
+    assert parallel.auto_line(auto.auto) == ("parallel auto: modelled eager time per forward dp 2000.0 us, "
+                                             "tp 1000.0 us; kept tp")
+    monkeypatch.setattr(Conversion, "modelled_s", lambda self: 1e-3)
+    assert onnx2ttnn.convert(model, device="t3k", mesh="1x8", input_shapes=shapes).options.parallel == "dp"  # tie
+
+
+def test_auto_is_data_parallel_when_tensor_parallel_refuses_the_model(dp_model):
+    model = dp_model("cnn")
+    auto = onnx2ttnn.convert(model, device="t3k", input_shapes=batch_shapes(model, 8))
+    assert auto.options.parallel == "dp" and list(auto.auto["times"]) == ["dp"]
+    assert "no attention or feed-forward pair" in auto.auto["refused"]
+    assert "tp refused the model" in parallel.auto_line(auto.auto)
+
+
+def test_auto_converts_once_when_only_one_mode_can_hold_the_model(dp_model, monkeypatch):
+    model = dp_model("bert")
+    modes = _count_conversions(monkeypatch)
+    odd = onnx2ttnn.convert(model, device="n300", input_shapes=batch_shapes(model, 3))
+    assert modes == ["tp"] and odd.auto == {}  # a batch of 3 does not divide over 2 chips: dp would refuse it
+    modes.clear()
+    column = onnx2ttnn.convert(model, device="t3k", mesh="2x1", input_shapes=batch_shapes(model, 8))
+    assert modes == ["dp"] and column.auto == {}  # one column: nothing for tp to split over
+    modes.clear()
+    one = onnx2ttnn.convert(model, device="n150", input_shapes=batch_shapes(model, 8))
+    assert modes == ["auto"] and one.auto == {} and one.module.tp == 1
+
+
+def test_auto_picks_tensor_parallel_when_the_weights_do_not_fit_one_chip(dp_model, monkeypatch):
+    model = dp_model("bert")
+    shapes = batch_shapes(model, 8)
+    small = DEVICES["t3k"].__class__(**{**DEVICES["t3k"].__dict__, "dram_bank_bytes": 4096})
+    monkeypatch.setitem(DEVICES, "t3k", small)
+    monkeypatch.setattr(parallel, "get_device", lambda name: DEVICES[name])
+    options = Options(device="t3k", mesh="1x8", parallel="auto", input_shapes=shapes)
+    parallel.settle_auto(model, options)
+    assert options.parallel == "tp"
+    monkeypatch.undo()
+    parallel.settle_auto(model, options := Options(device="t3k", mesh="1x8", parallel="auto", input_shapes=shapes))
+    assert options.parallel == "auto"  # both can hold it: convert() compares them
+
+
+def test_both_conversions_read_each_external_weight_once(dp_model, monkeypatch):
+    model = dp_model("bert")
+    reads = []
+    real = weights.FileValues._read
+    monkeypatch.setattr(weights.FileValues, "_read", lambda self: reads.append(self._key()) or real(self))
+    auto = onnx2ttnn.convert(model, device="t3k", mesh="1x8", input_shapes=batch_shapes(model, 8))
+    assert auto.auto["times"].keys() == {"dp", "tp"}
+    assert reads and len(reads) == len(set(reads))
+    assert any(role == "the model's external data" for role, _ in auto.inputs)
+
