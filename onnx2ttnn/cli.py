@@ -215,6 +215,7 @@ def summary(result, program: str, weights: str) -> str:
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
+        *_activations_line(result.module.notes.get("choose-activation-formats", {})),
         f"time: {times}",
     ]))
 
@@ -263,6 +264,16 @@ def _formats_line(formats: dict) -> list[str]:
     text = ", ".join(f"{n} {_FORMAT_NAMES.get(d, d)}" for d, n in sorted(counts.items()))
     shown = "; ".join(kept[:5]) + ("; ..." if len(kept) > 5 else "")
     return [f"weight formats: {text}" + (f" (kept bf16: {shown})" if kept else "")]
+
+
+def _activations_line(notes: dict) -> list[str]:
+    """The summary line of --activations: the tensors between matmuls / linears that took bfloat8_b, of those that
+    could, the bytes saved and the error budget spent (passes/choose_activation_formats.py)."""
+    if not notes.get("candidates"):
+        return []
+    return [f"activation formats: {notes['bfp8']} of {notes['candidates']} matmul-to-matmul tensors in bfloat8_b "
+            f"({notes['bytes_saved'] / 1e6:.2f} MB smaller; error budget {notes['error_spent']:.4f} of "
+            f"{notes['error_budget']:.4f} spent)"]
 
 
 _FORMAT_NAMES = {"bfp8": "bfloat8_b", "bfp4": "bfloat4_b", "f32": "float32"}

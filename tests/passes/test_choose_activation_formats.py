@@ -111,3 +111,19 @@ def test_the_cost_model_counts_a_bfloat8_b_tile_at_1088_bytes():
                                DEVICES["n150"]).dram_bytes for fmt in ("bf16", "bfp8")}
     tiles = (64 // 32) * (512 // 32)  # the [64, 512] tensor between the matmuls: written once, read once
     assert costs["bf16"] - costs["bfp8"] == 2 * tiles * (2048 - 1088)
+
+
+def test_cli_summary_counts_the_bfloat8_b_activations(tmp_path):
+    import onnx
+
+    from tests.test_cli import run_inprocess
+
+    onnx.save(_chain([64, 128, 96, 64]), tmp_path / "m.onnx")
+    run = run_inprocess(["convert", "m.onnx", "-o", "m.py", "--weights", "bf16"], tmp_path)
+    assert run.code == 0, run.stderr
+    line = next(ln for ln in run.stdout.splitlines() if ln.startswith("activation formats:"))
+    assert line.startswith("activation formats: 2 of 2 matmul-to-matmul tensors in bfloat8_b")
+    assert "dtype=ttnn.bfloat8_b" in (tmp_path / "m.py").read_text()
+    run = run_inprocess(["convert", "m.onnx", "-o", "m.py", "--weights", "bf16", "--activations", "bf16"], tmp_path)
+    assert run.code == 0 and "activation formats:" not in run.stdout
+    assert "dtype=ttnn.bfloat8_b" not in (tmp_path / "m.py").read_text()
