@@ -9,8 +9,10 @@ matmul or linear whose dtype= is unset returns its input_tensor_a's dtype, docs/
 tensors chosen, their bytes saved, the budget spent.
 A candidate (docs/design.md §6.31) is a bf16 TILE device tensor that a matmul or linear writes (their dtype=
 writes bfloat8_b, fused activation, core_grid, L1 or DRAM: docs/ttnn-facts.md §38), that is no graph output, and
-that only matmuls and linears read (bfloat8_b input_tensor_a interleaved or height-sharded with a program config,
-input_tensor_b of a batched matmul, against bf16, bfloat8_b or bfloat4_b weights: §38), on one chip (the
+that only matmuls and linears read (bfloat8_b input_tensor_a interleaved or height-sharded with a program
+config, input_tensor_b of a batched matmul, against bf16, bfloat8_b or bfloat4_b weights: §38), directly or
+through reshapes that keep its last two dims (a bfloat8_b TILE reshape returns bfloat8_b, §30: the reshapes'
+results go bfloat8_b with it; GPT-2's feed-forward goes linear, reshape, reshape, linear), on one chip (the
 probes are single-chip), in a bf16 program (under --dtype fp32 nothing changes), and whose producer or readers
 no rule pinned to a dtype (`_dtype`: the float32 logit of the output tail, lowering/accuracy.py).  `bfp8` takes
 every candidate; `auto` takes them largest first while the weights' error plus ACTIVATION_ERROR² per tensor stays
@@ -50,11 +52,11 @@ class ChooseActivationFormats(Pass):
             ctx.options.chips == 1 else []
         found.sort(key=lambda c: -c[1])  # largest saving first
         chosen, saved = [], 0
-        for tensor, saving in found:
+        for chain, saving in found:
             cost = ACTIVATION_ERROR ** 2
             if mode == "auto" and spent + cost > budget:
                 break
-            chosen.append(tensor)
+            chosen.append(chain)
             saved += saving
             spent += cost if mode == "auto" else 0.0
         apply_bfp8(chosen)
@@ -62,20 +64,48 @@ class ChooseActivationFormats(Pass):
                                    "error_spent": round(spent, 6), "error_budget": budget}
 
 
-def candidates(graph: gs.Graph) -> list[tuple[gs.Variable, int]]:
-    """(tensor, bytes bfloat8_b saves on it) of every tensor that may be bfloat8_b (module doc)."""
+def candidates(graph: gs.Graph) -> list[tuple[list[gs.Variable], int]]:
+    """(tensors, bytes bfloat8_b saves) of every tensor that may be bfloat8_b (module doc), with the reshapes of
+    it its matmul / linear readers read through (views of one buffer: all bfloat8_b or none)."""
     outputs = {id(t) for t in graph.outputs}
     found = []
     for node in graph.nodes:
         if node.op not in MATRIX_OPS or len(node.outputs) != 1 or node.attrs.get("_dtype"):
             continue
         out = node.outputs[0]
-        layout = layout_of(out)
-        if (id(out) in outputs or layout is None or not layout.on_device or not layout.is_tile
-                or layout.dtype != "bf16" or not out.outputs or not all(_reads_bfp8(c, out) for c in out.outputs)):
-            continue
-        found.append((out, total_bytes(out.shape, layout) - total_bytes(out.shape, layout.with_(dtype="bfp8"))))
+        chain = _chain(out, outputs)
+        if chain:
+            layout = layout_of(out)
+            found.append((chain, total_bytes(out.shape, layout) - total_bytes(out.shape, layout.with_(dtype="bfp8"))))
     return found
+
+
+def _chain(tensor: gs.Tensor, outputs: set[int]) -> list[gs.Tensor]:
+    """`tensor` and the reshapes of it that only matmuls and linears read in the end ([] when one is read by
+    anything else, is a graph output, or is not a bf16 TILE device tensor)."""
+    chain, todo = [], [tensor]
+    while todo:
+        t = todo.pop()
+        layout = layout_of(t)
+        if (id(t) in outputs or layout is None or not layout.on_device or not layout.is_tile
+                or layout.dtype != "bf16" or not t.outputs):
+            return []
+        chain.append(t)
+        for reader in t.outputs:
+            if _keeps_tiles(reader, t):
+                todo.append(reader.outputs[0])
+            elif not _reads_bfp8(reader, t):
+                return []
+    return chain
+
+
+def _keeps_tiles(reader: gs.Node, tensor: gs.Tensor) -> bool:
+    """A reshape of `tensor` that keeps its last two dims: only the dims in front change (a bfloat8_b TILE
+    reshape returns bfloat8_b, docs/ttnn-facts.md §30)."""
+    if reader.op != "reshape" or reader.inputs[0] is not tensor or len(reader.outputs) != 1:
+        return False
+    before, after = list(tensor.shape), list(reader.outputs[0].shape)
+    return len(before) >= 2 and len(after) >= 2 and before[-2:] == after[-2:]
 
 
 def _reads_bfp8(reader: gs.Node, tensor: gs.Tensor) -> bool:
@@ -89,11 +119,15 @@ def _reads_bfp8(reader: gs.Node, tensor: gs.Tensor) -> bool:
     return all(i in MATRIX_OPS[reader.op] for i, t in enumerate(reader.inputs) if t is tensor)
 
 
-def apply_bfp8(chosen: list[gs.Variable]) -> None:
-    """Each tensor's layout bfloat8_b and its producer's dtype= so; each reader's dtype= its own output's dtype."""
-    for tensor in chosen:
-        set_layout(tensor, layout_of(tensor).with_(dtype="bfp8"))
-        tensor.inputs[0].attrs["dtype"] = TTNNRef("bfloat8_b")
-    for tensor in chosen:
-        for reader in tensor.outputs:
-            reader.attrs.setdefault("dtype", TTNNRef(layout_of(reader.outputs[0]).ttnn_dtype))
+def apply_bfp8(chosen: list[list[gs.Variable]]) -> None:
+    """Each chain's tensors bfloat8_b and its producer's dtype= so; each matmul / linear reader's dtype= its own
+    output's dtype."""
+    for chain in chosen:
+        for tensor in chain:
+            set_layout(tensor, layout_of(tensor).with_(dtype="bfp8"))
+        chain[0].inputs[0].attrs["dtype"] = TTNNRef("bfloat8_b")
+    for chain in chosen:
+        for tensor in chain:
+            for reader in tensor.outputs:
+                if reader.op in MATRIX_OPS:
+                    reader.attrs.setdefault("dtype", TTNNRef(layout_of(reader.outputs[0]).ttnn_dtype))

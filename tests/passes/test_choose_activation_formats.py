@@ -127,3 +127,30 @@ def test_cli_summary_counts_the_bfloat8_b_activations(tmp_path):
     run = run_inprocess(["convert", "m.onnx", "-o", "m.py", "--weights", "bf16", "--activations", "bf16"], tmp_path)
     assert run.code == 0 and "activation formats:" not in run.stdout
     assert "dtype=ttnn.bfloat8_b" not in (tmp_path / "m.py").read_text()
+
+
+def _through_reshape(shape):
+    """x [32, 64] -> MatMul -> Reshape(shape) -> MatMul (its weight 2-D) -> output."""
+    k, n = 64, 128
+    w0 = numpy_helper.from_array((rng.standard_normal((k, n)) / 8).astype(np.float32), "w0")
+    w1 = numpy_helper.from_array((rng.standard_normal((shape[-1], 64)) / 8).astype(np.float32), "w1")
+    to = numpy_helper.from_array(np.asarray(shape, np.int64), "to")
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["m0"], name="mm0"),
+             helper.make_node("Reshape", ["m0", "to"], ["r"], name="view"),
+             helper.make_node("MatMul", ["r", "w1"], ["y"], name="mm1")]
+    graph = helper.make_graph(nodes, "view", [V("x", F, [32, k])], [V("y", F, list(shape[:-1]) + [64])],
+                              initializer=[w0, w1, to])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_reshape_keeping_the_tiles_goes_bfloat8_b_with_its_source():
+    result = convert(_through_reshape([1, 32, 128]), activations="bfp8", weights="bf16")
+    nodes = result.module.graph.nodes
+    view = next(n for n in nodes if n.op == "reshape")
+    assert layout_of(view.inputs[0]).dtype == layout_of(view.outputs[0]).dtype == "bfp8"
+    assert _matrix_calls(result)[1].attrs["dtype"] == TTNNRef("bfloat16")
+    # a reshape that regroups the last dims (not probed in bfloat8_b) keeps the tensor bf16
+    other = convert(_through_reshape([32, 2, 64]), activations="bfp8", weights="bf16")
+    assert other.module.notes["choose-activation-formats"]["candidates"] == 0
