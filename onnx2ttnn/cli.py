@@ -118,7 +118,7 @@ def model_options(fn):
                      show_default=True,
                      help="device format of the activations a matmul or linear writes when only matmuls and "
                           "linears read them: auto (bfloat8_b while the model's error budget, after the "
-                          "weights, holds), bf16, or bfp8 for all such"),
+                          "weights, holds; none under --weights bf16), bf16, or bfp8 for all such"),
         click.option("--no-fallback", "no_fallback", is_flag=True,
                      help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "
                           "op type that has no ttnn lowering"),

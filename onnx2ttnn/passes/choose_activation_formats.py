@@ -16,7 +16,8 @@ results go bfloat8_b with it; GPT-2's feed-forward goes linear, reshape, reshape
 probes are single-chip), in a bf16 program (under --dtype fp32 nothing changes), and whose producer or readers
 no rule pinned to a dtype (`_dtype`: the float32 logit of the output tail, lowering/accuracy.py).  `bfp8` takes
 every candidate; `auto` takes them largest first while the weights' error plus ACTIVATION_ERROR² per tensor stays
-within the budget; `bf16` none (the programs of before the option).
+within the budget (under --weights bf16 auto is bf16: that program is the program of before the block-float
+options, Options.activation_format); `bf16` none (the programs of before the option).
 Must run before choose-kernel-configs (a reader's fidelity follows its operands' formats) and place-memory (the
 planner counts a bfloat8_b tile at 1088 bytes).
 Before: `h = linear(x, w1, activation='gelu')  # tile<bf16>; y = linear(h, w2)`;
@@ -44,7 +45,7 @@ class ChooseActivationFormats(Pass):
     name = "choose-activation-formats"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        mode = ctx.options.activations
+        mode = ctx.options.activation_format()
         lowered = module.notes.get("lower-to-ttnn", {})
         budget = float(lowered.get("error_budget", 0.0))
         spent = float(lowered.get("weight_error", 0.0))

@@ -20,13 +20,15 @@ V = helper.make_tensor_value_info
 rng = np.random.default_rng(3)
 
 
-def _chain(widths: list[int], rows: int = 32, softmax_reads: int = -1):
+def _chain(widths: list[int], rows: int = 32, softmax_reads: int = -1, exact: bool = False):
     """x -> MatMul -> Relu -> MatMul -> ... over `widths` (the last MatMul without Relu); the output of MatMul
-    number `softmax_reads` also feeds a Softmax that is a second graph output."""
+    number `softmax_reads` also feeds a Softmax that is a second graph output.  `exact`: weights of +-1/8, which
+    block floats hold exactly (--weights auto takes bfloat4_b for them and spends no error budget)."""
     nodes, inits, outputs, x = [], [], [], "x"
     for i, (k, n) in enumerate(zip(widths, widths[1:])):
         nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"mm{i}"))
-        inits.append(numpy_helper.from_array((rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32), f"w{i}"))
+        w = np.sign(rng.standard_normal((k, n))) / 8 if exact else rng.standard_normal((k, n)) / np.sqrt(k)
+        inits.append(numpy_helper.from_array(w.astype(np.float32), f"w{i}"))
         x = f"m{i}"
         if i == softmax_reads:
             nodes.append(helper.make_node("Softmax", [x], ["side"], name="side", axis=-1))
@@ -83,16 +85,27 @@ def test_fp32_programs_and_unknown_formats():
 
 
 def test_auto_takes_the_largest_tensors_while_the_budget_holds():
-    # bf16 weights spend nothing: the budget holds floor(budget / ACTIVATION_ERROR^2) tensors
+    # weights block floats hold exactly spend nothing: the budget holds floor(budget / ACTIVATION_ERROR^2) tensors
     fits = int(MODEL_ERROR_BUDGET / ACTIVATION_ERROR ** 2)
     widths = [64] + [64, 96] * ((fits + 4) // 2) + [64]  # more candidates than fit; two sizes
-    result = convert(_chain(widths), activations="auto", weights="bf16")
+    result = convert(_chain(widths, exact=True), activations="auto")
+    assert result.module.notes["lower-to-ttnn"]["weight_error"] == 0.0
     notes = result.module.notes["choose-activation-formats"]
     assert notes["candidates"] == len(widths) - 2 > fits
     assert notes["bfp8"] == fits and notes["error_spent"] <= notes["error_budget"] == MODEL_ERROR_BUDGET
     chosen = [c for c in _matrix_calls(result) if layout_of(c.outputs[0]).dtype == "bfp8"]
     wide = sum(1 for c in _matrix_calls(result)[:-1] if c.outputs[0].shape[-1] == 96)
     assert sum(1 for c in chosen if c.outputs[0].shape[-1] == 96) == wide  # every wide one before a narrow one
+
+
+def test_auto_under_bf16_weights_is_the_program_of_before():
+    # --weights bf16 reproduces the programs (and numerics) of before the block-float options
+    model = _chain([64, 128, 96, 64])
+    result = convert(model, weights="bf16")
+    assert result.module.notes["choose-activation-formats"]["bfp8"] == 0
+    assert result.source == convert(model, weights="bf16", activations="bf16").source
+    assert "activations=" not in result.source
+    assert convert(model, weights="bf16", activations="bfp8").module.notes["choose-activation-formats"]["bfp8"] == 2
 
 
 def test_auto_leaves_activations_bf16_when_the_weights_spend_the_budget():
@@ -119,7 +132,7 @@ def test_cli_summary_counts_the_bfloat8_b_activations(tmp_path):
     from tests.test_cli import run_inprocess
 
     onnx.save(_chain([64, 128, 96, 64]), tmp_path / "m.onnx")
-    run = run_inprocess(["convert", "m.onnx", "-o", "m.py", "--weights", "bf16"], tmp_path)
+    run = run_inprocess(["convert", "m.onnx", "-o", "m.py", "--weights", "bf16", "--activations", "bfp8"], tmp_path)
     assert run.code == 0, run.stderr
     line = next(ln for ln in run.stdout.splitlines() if ln.startswith("activation formats:"))
     assert line.startswith("activation formats: 2 of 2 matmul-to-matmul tensors in bfloat8_b")
