@@ -22,7 +22,8 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.device import DEVICES
 from onnx2ttnn.limits import INT64_MAX
 from onnx2ttnn.messages import DEBUG_VARIABLE, clean_message, escape_name, internal_error_line
-from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
+from onnx2ttnn.options import (ACTIVATION_FORMATS, COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES,
+                               WEIGHT_FORMATS, Options)
 from onnx2ttnn.parallel import auto_line
 from onnx2ttnn.report import region_lines
 
@@ -116,6 +117,11 @@ def model_options(fn):
                      help="device format of matmul, linear, conv and embedding weights: auto (bfloat8_b or "
                           "bfloat4_b per weight where its rounding error stays within the model's budget, else "
                           "bf16), or bf16, bfp8, bfp4 for all (embedding tables: bfloat8_b at most)"),
+        click.option("--activations", type=click.Choice(list(ACTIVATION_FORMATS)), default=Options.activations,
+                     show_default=True,
+                     help="device format of the activations a matmul or linear writes when only matmuls and "
+                          "linears read them: auto (bfloat8_b while the model's error budget, after the "
+                          "weights, holds; none under --weights bf16), bf16, or bfp8 for all such"),
         click.option("--no-fallback", "no_fallback", is_flag=True,
                      help="refuse host fallbacks (ONNX ops computed with torch on the host): fail, naming every "
                           "op type that has no ttnn lowering"),
@@ -145,8 +151,8 @@ def main() -> None:
               help="check the IR after every pass (declared notes, layouts, shapes, deallocations); slower, "
                    "the generated program is the same")
 @boundary
-def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, no_fallback,
-            emit_ir, print_pipeline, dump_ir_after, keep_failed_dumps, verify_each):
+def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, activations,
+            no_fallback, emit_ir, print_pipeline, dump_ir_after, keep_failed_dumps, verify_each):
     """Convert MODEL (.onnx) into a ttnn Python program."""
     from onnx2ttnn.passes.pipeline import PassManager, build_pipeline, pipeline_text
 
@@ -175,8 +181,8 @@ def convert(model, output, input_shape, device, mesh, parallel, memory, dtype, m
     shapes = parse_input_shapes(input_shape)
     result = run_convert(model, output, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel,
                          memory=memory, dtype=dtype, math_fidelity=math_fidelity, weights=weights,
-                         fallback=not no_fallback, dump_ir_after=tuple(dump_ir_after), dump_dir=dump_dir,
-                         keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
+                         activations=activations, fallback=not no_fallback, dump_ir_after=tuple(dump_ir_after),
+                         dump_dir=dump_dir, keep_failed_dumps=keep_failed_dumps, **({"verify_each": True} if verify_each else {}),
                          progress=lambda name: click.echo(f"  {name} ...", err=True))
     try:
         program, weights_path = result.write(output, ir_path=emit_ir)
@@ -213,6 +219,7 @@ def summary(result, program: str, weights: str) -> str:
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
         *([auto_line(result.auto)] if result.auto else []),
+        *_activations_line(result.module.notes.get("choose-activation-formats", {})),
         f"time: {times}",
     ]))
 
@@ -263,6 +270,16 @@ def _formats_line(formats: dict) -> list[str]:
     return [f"weight formats: {text}" + (f" (kept bf16: {shown})" if kept else "")]
 
 
+def _activations_line(notes: dict) -> list[str]:
+    """The summary line of --activations: the tensors between matmuls / linears that took bfloat8_b, of those that
+    could, the bytes saved and the error budget spent (passes/choose_activation_formats.py)."""
+    if not notes.get("candidates"):
+        return []
+    return [f"activation formats: {notes['bfp8']} of {notes['candidates']} matmul-to-matmul tensors in bfloat8_b "
+            f"({notes['bytes_saved'] / 1e6:.2f} MB smaller; error budget {notes['error_spent']:.4f} of "
+            f"{notes['error_budget']:.4f} spent)"]
+
+
 _FORMAT_NAMES = {"bfp8": "bfloat8_b", "bfp4": "bfloat4_b", "f32": "float32"}
 
 
@@ -272,15 +289,15 @@ _FORMAT_NAMES = {"bfp8": "bfloat8_b", "bfp4": "bfloat4_b", "f32": "float32"}
 @click.option("--inputs", "inputs_path", help=".npz of inputs keyed by ONNX input name (default: seeded random)")
 @click.option("--per-op", is_flag=True, help="compare every intermediate and name the first divergent op")
 @boundary
-def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, no_fallback, inputs_path,
-           per_op):
+def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, activations, no_fallback,
+           inputs_path, per_op):
     """Convert MODEL, run it on the ttnn simulator and compare with onnxruntime (exit 1 on a mismatch)."""
     from onnx2ttnn.verify import verify as run_verify
 
     shapes = parse_input_shapes(input_shape)
     report = run_verify(model, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel, memory=memory,
-                        dtype=dtype, math_fidelity=math_fidelity, weights=weights, fallback=not no_fallback,
-                        inputs=inputs_path, per_op=per_op)
+                        dtype=dtype, math_fidelity=math_fidelity, weights=weights, activations=activations,
+                        fallback=not no_fallback, inputs=inputs_path, per_op=per_op)
     click.echo(clean_message(report.text()))
     sys.exit(0 if report.passed else EXIT_MISMATCH)
 
@@ -290,7 +307,8 @@ def verify(model, input_shape, device, mesh, parallel, memory, dtype, math_fidel
 @model_options
 @click.option("--png", "png", help="also draw per-core L1 and DRAM use over the forward pass into this PNG")
 @boundary
-def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, no_fallback, png):
+def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidelity, weights, activations, no_fallback,
+           png):
     """Convert MODEL and print the per-op placement table and totals (DRAM traffic vs floor, device time)."""
     from onnx2ttnn.convert import convert as run_convert
     from onnx2ttnn.report import placement_report
@@ -301,7 +319,8 @@ def report(model, input_shape, device, mesh, parallel, memory, dtype, math_fidel
         _check_writable(png)
     shapes = parse_input_shapes(input_shape)
     result = run_convert(model, input_shapes=shapes, device=device, mesh=mesh, parallel=parallel, memory=memory,
-                         dtype=dtype, math_fidelity=math_fidelity, weights=weights, fallback=not no_fallback)
+                         dtype=dtype, math_fidelity=math_fidelity, weights=weights, activations=activations,
+                         fallback=not no_fallback)
     placed = placement_report(result)
     if png:
         placed.write_png(png)

@@ -23,7 +23,8 @@ from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_REGION
 from onnx2ttnn.limits import check_dram_plan, check_tensors
 from onnx2ttnn.messages import one_line
-from onnx2ttnn.options import COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES, WEIGHT_FORMATS, Options
+from onnx2ttnn.options import (ACTIVATION_FORMATS, COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES,
+                               WEIGHT_FORMATS, Options)
 from onnx2ttnn.passes.base import PassContext
 from onnx2ttnn.parallel import faster, settle_auto
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
@@ -159,6 +160,9 @@ def _options(kwargs: dict) -> Options:
                               f"{', '.join(MATH_FIDELITIES)}")
     if options.weights not in WEIGHT_FORMATS:
         raise ConversionError(f"unknown weight format {options.weights!r}; choose one of {', '.join(WEIGHT_FORMATS)}")
+    if options.activations not in ACTIVATION_FORMATS:
+        raise ConversionError(f"unknown activation format {options.activations!r}; choose one of "
+                              f"{', '.join(ACTIVATION_FORMATS)}")
     return options
 
 

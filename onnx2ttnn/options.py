@@ -15,6 +15,10 @@ PARALLEL_MODES = ("auto", "dp", "tp")
 # --weights: the device format of matmul / linear / conv weights (lowering/weight_dtype.py): auto (per weight,
 # from the error block-float rounding puts into it), bf16 (today's programs), bfp8 or bfp4 for all
 WEIGHT_FORMATS = ("auto", "bf16", "bfp8", "bfp4")
+# --activations: the device format of activations between matmuls / linears (passes/choose_activation_formats.py):
+# auto (bfloat8_b where the model's error budget, after its weights, holds), bf16 (the programs before the
+# option), bfp8 for every tensor that may take it
+ACTIVATION_FORMATS = ("auto", "bf16", "bfp8")
 VERIFY_EACH_ENV = "ONNX2TTNN_VERIFY_EACH"  # "1": verify_each's default (the test run sets it, tests/conftest.py)
 
 
@@ -46,6 +50,11 @@ class Options:
                                                            "the error its rounding adds stays within the model's "
                                                            "budget, else bf16), bf16, bfp8 or bfp4 for all "
                                                            "(embedding tables: bfloat8_b at most)"})
+    activations: str = field(default="auto", metadata={"help": "device format of the activations a matmul or "
+                                                                   "linear writes for matmuls and linears only: "
+                                                                   "auto (bfloat8_b while the model's error "
+                                                                   "budget holds; none under --weights bf16), "
+                                                                   "bf16, or bfp8 for all such"})
     keep_bf16: tuple[str, ...] = field(default=(), metadata={"help": "weights (as lowering names them: the ONNX "
                                                                    "initializer, `_t` for a transposed Gemm "
                                                                    "weight) kept in bf16 whatever --weights says "
@@ -65,6 +74,11 @@ class Options:
                                                 "layouts, shapes, deallocations); slower, off by default unless "
                                                 f"{VERIFY_EACH_ENV}=1; never changes the program"})
 
+    def activation_format(self) -> str:
+        """--activations as it applies: auto under --weights bf16 is bf16 (a --weights bf16 program is the
+        program of before the block-float options, numerics included, docs/design.md §6.31)."""
+        return "bf16" if self.activations == "auto" and self.weights == "bf16" else self.activations
+
     def mesh_shape(self) -> tuple[int, int]:
         """(rows, columns) of the mesh: `mesh` parsed ("RxC"; empty means 1x1 until convert resolves it)."""
         rows, _, cols = (self.mesh or "1x1").partition("x")
@@ -81,6 +95,7 @@ class Options:
         text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
         text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
         text += "" if self.weights == "bf16" else f" weights={self.weights}"  # bf16: the programs before --weights
+        text += "" if self.activation_format() == "bf16" else f" activations={self.activations}"  # as before
         text += f" keep_bf16={len(self.keep_bf16)}" if self.keep_bf16 else ""
         text += "" if self.fallback else " fallback=off"
         text += f" mesh={self.mesh} parallel={self.parallel}" if self.chips > 1 else ""

@@ -90,8 +90,11 @@ class LoweringContext:
         self.keep_bf16: frozenset[str] = frozenset()  # Options.keep_bf16
         self.tail_weights: frozenset[str] = frozenset()  # weights auto keeps bf16 (weight_dtype.tail_weights)
         self.exponential_tail = False  # a sigmoid or exp at the output tail (weight_dtype.exponential_tail)
+        self.activations = "bf16"  # Options.activations (passes/choose_activation_formats.py spends what is left)
         self.weight_layers = 0  # how many weights share auto's error budget (weight_dtype.count_weight_layers)
         self.weight_formats: dict[str, tuple[str, str]] = {}  # weight -> (device format, why) under --weights
+        # weight -> the squared relative error its block-float format adds (weight_dtype: what auto's budget spent)
+        self.weight_errors: dict[str, float] = {}
 
     # --- declining and rolling back ------------------------------------------------------------
     def decline(self, reason: str) -> None:
@@ -358,6 +361,10 @@ class LoweringContext:
     def note_weight_format(self, name: str, dtype: str, why: str) -> None:
         """Record the device format --weights gave a weight, and why (undone by a rollback)."""
         self._set(self.weight_formats, name, (dtype, why))
+
+    def note_weight_error(self, name: str, squared: float) -> None:
+        """Record the squared relative error a weight's block-float format adds (undone by a rollback)."""
+        self._set(self.weight_errors, name, squared)
 
     def float_param(self, array: np.ndarray, name: str, key: object = None, dtype: Optional[str] = None) -> gs.Variable:
         return self.param(np.asarray(array, dtype=np.float32), name, key=key, dtype=dtype)

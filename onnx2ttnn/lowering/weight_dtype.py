@@ -92,6 +92,12 @@ def relative_error(values: np.ndarray, fmt: str) -> float:
     return float(np.sqrt(np.sum(np.square(bfp_round(values, fmt) - values, dtype=np.float64)))) / norm
 
 
+def model_error_budget(exponential: bool) -> float:
+    """The model's budget on the sum of squared relative errors its block-float formats add (module doc): weights
+    spend it first (auto: an even share each), --activations auto what they leave."""
+    return MODEL_ERROR_BUDGET / (EXPONENTIAL_TAIL_SHARE if exponential else 1)
+
+
 def count_weight_layers(graph: gs.Graph) -> int:
     """How many weights the model's budget is shared by: nodes of WEIGHT_OPS whose second input is a constant
     (or a folded dequantized weight), Gathers from a constant table (embeddings), and the fused attention's
@@ -135,6 +141,8 @@ def weight_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray, steps=No
         return None
     if ctx.weights in BLOCK_FLOAT_BITS:
         ctx.note_weight_format(name, ctx.weights, f"--weights {ctx.weights}")
+        if name not in ctx.dequantized and ctx.activations == "auto":  # what --activations auto has left
+            ctx.note_weight_error(name, relative_error(uploaded, ctx.weights) ** 2)
         if name in ctx.dequantized:
             ctx.note_weight_dtype(name, ctx.weights, "" if ctx.weights == "bfp8" else f"--weights {ctx.weights}")
         return ctx.weights
@@ -182,12 +190,13 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
     if name in ctx.tail_weights:
         ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
         return None
-    share = MODEL_ERROR_BUDGET / max(1, ctx.weight_layers) / (EXPONENTIAL_TAIL_SHARE if ctx.exponential_tail else 1)
+    share = model_error_budget(ctx.exponential_tail) / max(1, ctx.weight_layers)
     errors = {}
     for fmt in ("bfp4", "bfp8"):
         errors[fmt] = relative_error(uploaded, fmt)
         if errors[fmt] ** 2 <= share:
             ctx.note_weight_format(name, fmt, f"relative error {errors[fmt]:.4f}")
+            ctx.note_weight_error(name, errors[fmt] ** 2)
             return fmt
     tail = " (a quarter: the model ends in an exponential tail)" if ctx.exponential_tail else ""
     ctx.note_weight_format(name, "bf16", f"bfloat8_b would add a relative error of {errors['bfp8']:.4f}, over "

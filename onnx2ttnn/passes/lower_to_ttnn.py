@@ -33,7 +33,7 @@ from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
-from onnx2ttnn.lowering.weight_dtype import count_weight_layers, exponential_tail, tail_weights
+from onnx2ttnn.lowering.weight_dtype import count_weight_layers, exponential_tail, model_error_budget, tail_weights
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.fold_constants import is_static
 
@@ -68,7 +68,9 @@ class LowerToTTNN(Pass):
                                    "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
                                    "host_regions": lowered.regions,
                                    "quantized_weights": dict(sorted(lctx.weight_dtypes.items())),
-                                   "weight_formats": dict(sorted(lctx.weight_formats.items()))}
+                                   "weight_formats": dict(sorted(lctx.weight_formats.items())),
+                                   "weight_error": sum(lctx.weight_errors.values()),
+                                   "error_budget": model_error_budget(lctx.exponential_tail)}
 
     def _lower(self, module: Module, ctx: PassContext, bfloat16: set[str], opsets: dict[str, int], items: list,
                region_of: dict[int, Region]) -> "_Lowered":
@@ -81,6 +83,7 @@ class LowerToTTNN(Pass):
         lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         lctx.dequantized = dict(module.dequantized)
         lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)
+        lctx.activations = ctx.options.activations
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
         inputs = self._upload_inputs(graph, lctx, bfloat16)

@@ -7,6 +7,7 @@ from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.ir.verify_ir import verify_ir
 from onnx2ttnn.passes.assign_layouts import AssignLayouts
 from onnx2ttnn.passes.base import Pass, PassContext
+from onnx2ttnn.passes.choose_activation_formats import ChooseActivationFormats
 from onnx2ttnn.passes.choose_kernel_configs import ChooseKernelConfigs
 from onnx2ttnn.passes.choose_program_configs import ChooseProgramConfigs
 from onnx2ttnn.passes.decompose_layouts import DecomposeLayouts
@@ -51,6 +52,7 @@ def build_pipeline() -> list[Pass]:
         # layouts
         AssignLayouts(),      # a TTNNLayout on every tensor
         DecomposeLayouts(),   # only the to_layout conversions that ops need
+        ChooseActivationFormats(),  # bfloat8_b between matmuls / linears within the error budget (--activations)
         # compute
         ChooseKernelConfigs(),   # math fidelity and accumulation from the operand formats (dtypes now final)
         # memory

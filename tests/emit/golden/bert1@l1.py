@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'bert1.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=l1 dtype=bf16 weights=auto'
+# device: n150; options: 'device=n150 memory=l1 dtype=bf16 weights=auto activations=auto'
 # weights: 'bert1_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 42 device calls captured, 2 persistent input buffers
 import argparse
@@ -120,9 +120,9 @@ def forward(device, params, *, input_ids, attention_mask):
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', dtype=ttnn.bfloat8_b, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], dtype=ttnn.bfloat16, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual + last_hidden_state'
     last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -207,9 +207,9 @@ def forward_device(device, params, *, input_ids_dev, attention_mask_dev):
     ttnn.deallocate(embeddings_norm_out)
     ttnn.deallocate(attention_output_out)
     # 'ffn.up.matmul + ffn.gelu.erf'
-    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_gelu_out = ttnn.linear(attention_norm_out, params['ffn_up_weight'], bias=params['ffn_up_out_bias'], activation='gelu', dtype=ttnn.bfloat8_b, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'ffn.down.matmul'
-    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
+    ffn_down_out = ttnn.linear(ffn_gelu_out, params['ffn_down_weight'], bias=params['ffn_down_out_bias'], dtype=ttnn.bfloat16, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(ffn_gelu_out)
     # 'ffn.residual + last_hidden_state'
     last_hidden_state = ttnn.layer_norm(ffn_down_out, weight=params['ffn_norm_weight'], bias=params['ffn_norm_bias'], residual_input_tensor=attention_norm_out, epsilon=9.999999960041972e-13, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.L1_MEMORY_CONFIG)

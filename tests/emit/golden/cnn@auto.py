@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'cnn.onnx' (opset 17, producer 'onnx2ttnn-examples')
-# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto'
+# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto activations=auto'
 # weights: 'cnn_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 24 device calls captured, 1 persistent input buffer
 import argparse

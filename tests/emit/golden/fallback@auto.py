@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'fallback.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto'
+# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto activations=auto'
 # weights: 'fallback_ttnn.npz' (next to this file)
 # trace: not traceable (--trace refused): host fallback: ONNX Trilu 'upper' runs on the host
 import argparse

@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'mlp.onnx' (opset 17, producer 'onnx2ttnn-examples')
-# device: n150; options: 'device=n150 memory=dram dtype=bf16 weights=auto'
+# device: n150; options: 'device=n150 memory=dram dtype=bf16 weights=auto activations=auto'
 # weights: 'mlp_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 7 device calls captured, 1 persistent input buffer
 import argparse
@@ -52,13 +52,13 @@ def forward(device, params, *, x):
     # 'input x'
     x_dev = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc1 + relu1'
-    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', dtype=ttnn.bfloat8_b, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(x_dev)
     # 'fc2 + relu2'
-    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', dtype=ttnn.bfloat8_b, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], dtype=ttnn.bfloat16, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)
@@ -88,12 +88,12 @@ def forward_device(device, params, *, x_dev):
     """The forward between the input uploads and the output reads: device ops only, what a trace captures.
     Returns the device tensors the outputs are read from (their buffers, like the inputs', stay allocated)."""
     # 'fc1 + relu1'
-    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a1 = ttnn.linear(x_dev, params['fc1_weight_t'], bias=params['h1_bias'], activation='relu', dtype=ttnn.bfloat8_b, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     # 'fc2 + relu2'
-    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    a2 = ttnn.linear(a1, params['fc2_weight'], bias=params['h2b_bias'], activation='relu', dtype=ttnn.bfloat8_b, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a1)
     # 'head'
-    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    logits = ttnn.linear(a2, params['head_weight'], bias=params['logits_bias'], dtype=ttnn.bfloat16, compute_kernel_config=hifi2_l1_acc, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.DRAM_MEMORY_CONFIG)
     ttnn.deallocate(a2)
     # 'softmax'
     probs = ttnn.softmax(logits, dim=-1, numeric_stable=True, compute_kernel_config=hifi4_fp32_acc, memory_config=ttnn.DRAM_MEMORY_CONFIG)

@@ -5,7 +5,7 @@ Usage: python THIS_FILE.py [--device-id N] [--inputs X.npz] [--outputs Y.npz] [-
 """
 # onnx2ttnn 0.1.0
 # source model: 'shards.onnx' (opset 17, producer 'onnx2ttnn-golden')
-# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto'
+# device: n150; options: 'device=n150 memory=auto dtype=bf16 weights=auto activations=auto'
 # weights: 'shards_ttnn.npz' (next to this file)
 # trace: traceable (--trace): 10 device calls captured, 2 persistent input buffers
 import argparse
