@@ -154,7 +154,8 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         # onnxruntime first: a model it refuses, or inputs it cannot run (a Gather index out of range), are
         # the user's to fix, and would make the simulated program fail too
         expected = _onnxruntime(accurate_sigmoids(source), feeds, list(program.OUTPUTS))  # (reference.py)
-        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh, _uses_fabric(conversion.module))
+        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh, _uses_fabric(conversion.module),
+                        conversion.module.l1_small_size)
     tails = sigmoid_outputs(source)
     checks = [compare(name, _host_array(run.got[name]), expected[name], threshold, name in tails)
               for name in program.OUTPUTS]
@@ -184,7 +185,8 @@ def _uses_fabric(module) -> bool:
     return any(op_info(n.op).cost == Cost.CCL for n in module.graph.nodes)
 
 
-def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1), fabric=False) -> _Run:
+def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1), fabric=False,
+              l1_small_size: int = 16384) -> _Run:
     """Load the parameters and run forward on the simulator (on a mesh of simulated chips for a multi-chip
     program: the figures are then the first chip's, the leaks every chip's; `fabric`: with the fabric config
     set, as CCL ops need); a failure is the generated program's (a bug)."""
@@ -199,10 +201,10 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh
         if per_op:
             program.PROBE = lambda name, tensor, nhwc: probes.append((name, _to_nchw(ttnn.to_torch(tensor), nhwc)))
         if mesh == (1, 1):
-            dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+            dev = ttnn.open_device(device_id=0, l1_small_size=l1_small_size)
         else:
             ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D if fabric else ttnn.FabricConfig.DISABLED)
-            dev = ttnn.open_mesh_device(ttnn.MeshShape(*mesh), l1_small_size=16384)
+            dev = ttnn.open_mesh_device(ttnn.MeshShape(*mesh), l1_small_size=l1_small_size)
         try:
             params = program.load_parameters(dev)
             runtime.reset_peaks(dev)
