@@ -263,7 +263,7 @@ def _load_program(path: str):
 def _inputs(program, inputs) -> dict[str, np.ndarray]:
     """Input arrays keyed by ONNX input name, each checked against the input it feeds (ConversionError)."""
     if inputs is None:
-        return {program.INPUTS[ident][0]: t.numpy() for ident, t in program.random_inputs().items()}
+        return {program.INPUTS[ident][0]: _from_torch(t) for ident, t in program.random_inputs().items()}
     where = "the inputs dict"
     if isinstance(inputs, (str, os.PathLike)):
         where = f"the inputs file {escape_name(os.fspath(inputs))}"
@@ -317,15 +317,36 @@ def _input_array(where: str, name: str, value, shape, dtype: str) -> np.ndarray:
         raise ConversionError(f"{where}: {escape_name(name)} has shape {tuple(array.shape)}, the model was converted "
                               f"for {tuple(shape)} (give --input-shape {clean_message(name)}=... to convert it for "
                               "another)")
-    wanted = np.dtype(dtype)
+    wanted = _numpy_dtype(dtype)
     if wanted.kind in "biu" and array.dtype.kind == "f" and not np.all(np.isfinite(array) & (array == np.round(array))):
         raise ConversionError(f"{where}: {escape_name(name)} holds non-integer values; the model takes {dtype}")
     return array.astype(wanted)
 
 
+def _numpy_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype of a program input's dtype name; bfloat16 is ml_dtypes' (numpy has none; onnx needs
+    ml_dtypes, so it is installed)."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
+def _from_torch(tensor) -> np.ndarray:
+    """A torch tensor as numpy; a bfloat16 one as an ml_dtypes bfloat16 array (exact: widened, then narrowed)."""
+    import torch
+
+    if tensor.dtype == torch.bfloat16:
+        return tensor.float().numpy().astype(_numpy_dtype("bfloat16"))
+    return tensor.numpy()
+
+
 def _torch(array: np.ndarray):
     import torch
 
+    if array.dtype.name == "bfloat16":  # (torch takes no ml_dtypes array: widened, then narrowed, exactly)
+        return torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(torch.bfloat16)
     return torch.from_numpy(np.ascontiguousarray(array))
 
 
@@ -346,8 +367,33 @@ def _source_model(model) -> onnx.ModelProto:
 
 def _onnxruntime(model: onnx.ModelProto, feeds: dict, names: list[str]) -> dict[str, np.ndarray]:
     """onnxruntime's outputs `names` of `model` on `feeds`; ConversionError with its reason when it refuses."""
+    model, asked = _widen_bfloat16_outputs(model, names)
     session = ort.session(model.SerializeToString())
-    return dict(zip(names, ort.run(session, names, feeds)))
+    return dict(zip(names, ort.run(session, asked, feeds)))
+
+
+def _widen_bfloat16_outputs(model: onnx.ModelProto, names: list[str]) -> tuple[onnx.ModelProto, list[str]]:
+    """The model with each bfloat16 graph output among `names` also given as float32 (a Cast: exact), and the
+    names to ask onnxruntime for: numpy, and so onnxruntime's Python API, has no bfloat16 to return."""
+    bf16 = {o.name for o in model.graph.output if o.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16}
+    if not bf16.intersection(names):
+        return model, names
+    widened = onnx.ModelProto()
+    widened.CopyFrom(model)
+    taken = {o.name for o in model.graph.output} | {t for n in model.graph.node for t in n.output}
+    asked = []
+    for name in names:
+        if name not in bf16:
+            asked.append(name)
+            continue
+        wide = name + "_float32"
+        while wide in taken:
+            wide += "_"
+        taken.add(wide)
+        widened.graph.node.append(onnx.helper.make_node("Cast", [name], [wide], to=onnx.TensorProto.FLOAT))
+        widened.graph.output.append(onnx.helper.make_tensor_value_info(wide, onnx.TensorProto.FLOAT, None))
+        asked.append(wide)
+    return widened, asked
 
 
 def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: list, threshold: float) -> None:
