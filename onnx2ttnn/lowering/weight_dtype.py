@@ -1,6 +1,6 @@
 """The device format of a weight (the --weights option, and the dequantized weights fold-dequantize marks): the
 rules that upload weights (linear's, the fused attention's QKV and output projections, conv2d's prepared
-weights, embedding tables) ask here.
+weights, embedding tables, the recurrent ops' input and recurrent weights) ask here.
 
 Float weights (--weights):
 - `bf16`: the compute dtype, as every program was before the option (a conv keeps ttnn's float32 preparation);
@@ -52,6 +52,7 @@ MODEL_ERROR_BUDGET = 0.005
 EXPONENTIAL_TAIL_SHARE = 4
 # the ONNX ops whose constant second input is a weight the rules here decide the format of
 WEIGHT_OPS = frozenset({"MatMul", "Gemm", "Linear", "Conv", "ConvAct"})
+RECURRENT_OPS = frozenset({"LSTM", "GRU", "RNN"})  # their W and R follow --weights too (lowering/recurrent.py)
 # ONNX ops whose output-tail instances take a float32 logit (lowering/accuracy.py): auto keeps the weight of the
 # node computing that logit in bf16, since a block-float weight's error would reach the output unmixed
 TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
@@ -103,6 +104,8 @@ def _weights_of(node: gs.Node) -> int:
     """How many of count_weight_layers' weights `node` reads."""
     if node.op == "Attention":
         return sum(1 for i in (1, 4) if len(node.inputs) > i and isinstance(node.inputs[i], gs.Constant))
+    if node.op in RECURRENT_OPS:  # W (the input projection) and R (the recurrent weight)
+        return sum(1 for i in (1, 2) if len(node.inputs) > i and isinstance(node.inputs[i], gs.Constant))
     return int((node.op in WEIGHT_OPS and len(node.inputs) > 1 and isinstance(node.inputs[1], gs.Constant))
                or (node.op == "Gather" and isinstance(node.inputs[0], gs.Constant)))
 
