@@ -69,10 +69,32 @@ def session(model_bytes: bytes, optimize: bool = True, basic: bool = False):
             raise ConversionError(f"onnxruntime refuses the model: {onnxruntime_reason(exc)}") from None
 
 
+def _is_bfloat16(value) -> bool:
+    return getattr(getattr(value, "dtype", None), "name", "") == "bfloat16"
+
+
+def _ort_value(value):
+    """An OrtValue of a numpy array; of an ml_dtypes bfloat16 array, through its 16-bit patterns."""
+    import numpy as np
+    import onnxruntime
+    from onnx import TensorProto
+
+    array = np.ascontiguousarray(value)
+    if _is_bfloat16(array):
+        return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16),
+                                                                       onnx_element_type=TensorProto.BFLOAT16)
+    return onnxruntime.OrtValue.ortvalue_from_numpy(array)
+
+
 def run(sess, names: list[str], feeds: dict) -> list:
-    """`sess.run(names, feeds)`, quiet; ConversionError with onnxruntime's reason when it cannot run."""
+    """`sess.run(names, feeds)`, quiet; ConversionError with onnxruntime's reason when it cannot run.  A bfloat16
+    feed (an ml_dtypes array: numpy has no bfloat16, and onnxruntime takes no such array) is handed over as
+    an OrtValue of its bits; the outputs asked for must then have numpy types (verify widens bfloat16 ones)."""
     with quiet():
         try:
+            if any(_is_bfloat16(value) for value in feeds.values()):
+                values = {name: _ort_value(value) for name, value in feeds.items()}
+                return [out.numpy() for out in sess.run_with_ort_values(names, values)]
             return sess.run(names, feeds)
         except MemoryError:
             raise

@@ -41,6 +41,9 @@ def accurate_sigmoids(model: onnx.ModelProto) -> onnx.ModelProto:
              list(model.graph.input) + list(model.graph.value_info) + list(model.graph.output)
              if v.type.tensor_type.elem_type != TensorProto.UNDEFINED}
     types.update((t.name, t.data_type) for t in model.graph.initializer)
+    sigmoids = [n for n in model.graph.node if n.op_type == "Sigmoid" and n.domain in ("", "ai.onnx")]
+    if any(n.input[0] not in types for n in sigmoids):  # a file without value_info (paddle2onnx's): infer them
+        types.update(_inferred_types(model))
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     # a float32 input, or one of no known type where CastLike (opset 15) gives the result the input's type back
     wanted = [i for i, n in enumerate(model.graph.node) if n.op_type == "Sigmoid" and n.domain in ("", "ai.onnx")
@@ -65,6 +68,16 @@ def accurate_sigmoids(model: onnx.ModelProto) -> onnx.ModelProto:
     copy.graph.node.extend(nodes)
     copy.graph.initializer.append(numpy_helper.from_array(np.array(1.0), ONE))
     return copy
+
+
+def _inferred_types(model: onnx.ModelProto) -> dict[str, int]:
+    """Element types ONNX type inference gives the model's values (none when it cannot run on the model)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - a model inference refuses (or one over 2 GiB) keeps what it declared
+        return {}
+    return {v.name: v.type.tensor_type.elem_type for v in list(inferred.graph.value_info) + list(inferred.graph.output)
+            if v.type.tensor_type.elem_type != TensorProto.UNDEFINED}
 
 
 def sigmoid_outputs(model: onnx.ModelProto) -> frozenset[str]:

@@ -154,7 +154,8 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         # onnxruntime first: a model it refuses, or inputs it cannot run (a Gather index out of range), are
         # the user's to fix, and would make the simulated program fail too
         expected = _onnxruntime(accurate_sigmoids(source), feeds, list(program.OUTPUTS))  # (reference.py)
-        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh, _uses_fabric(conversion.module))
+        run = _simulate(program, feeds, device, per_op, trace, conversion.module.mesh, _uses_fabric(conversion.module),
+                        conversion.module.l1_small_size)
     tails = sigmoid_outputs(source)
     checks = [compare(name, _host_array(run.got[name]), expected[name], threshold, name in tails)
               for name in program.OUTPUTS]
@@ -184,7 +185,8 @@ def _uses_fabric(module) -> bool:
     return any(op_info(n.op).cost == Cost.CCL for n in module.graph.nodes)
 
 
-def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1), fabric=False) -> _Run:
+def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh=(1, 1), fabric=False,
+              l1_small_size: int = 16384) -> _Run:
     """Load the parameters and run forward on the simulator (on a mesh of simulated chips for a multi-chip
     program: the figures are then the first chip's, the leaks every chip's; `fabric`: with the fabric config
     set, as CCL ops need); a failure is the generated program's (a bug)."""
@@ -199,10 +201,10 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh
         if per_op:
             program.PROBE = lambda name, tensor, nhwc: probes.append((name, _to_nchw(ttnn.to_torch(tensor), nhwc)))
         if mesh == (1, 1):
-            dev = ttnn.open_device(device_id=0, l1_small_size=16384)
+            dev = ttnn.open_device(device_id=0, l1_small_size=l1_small_size)
         else:
             ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D if fabric else ttnn.FabricConfig.DISABLED)
-            dev = ttnn.open_mesh_device(ttnn.MeshShape(*mesh), l1_small_size=16384)
+            dev = ttnn.open_mesh_device(ttnn.MeshShape(*mesh), l1_small_size=l1_small_size)
         try:
             params = program.load_parameters(dev)
             runtime.reset_peaks(dev)
@@ -261,7 +263,7 @@ def _load_program(path: str):
 def _inputs(program, inputs) -> dict[str, np.ndarray]:
     """Input arrays keyed by ONNX input name, each checked against the input it feeds (ConversionError)."""
     if inputs is None:
-        return {program.INPUTS[ident][0]: t.numpy() for ident, t in program.random_inputs().items()}
+        return {program.INPUTS[ident][0]: _from_torch(t) for ident, t in program.random_inputs().items()}
     where = "the inputs dict"
     if isinstance(inputs, (str, os.PathLike)):
         where = f"the inputs file {escape_name(os.fspath(inputs))}"
@@ -315,15 +317,36 @@ def _input_array(where: str, name: str, value, shape, dtype: str) -> np.ndarray:
         raise ConversionError(f"{where}: {escape_name(name)} has shape {tuple(array.shape)}, the model was converted "
                               f"for {tuple(shape)} (give --input-shape {clean_message(name)}=... to convert it for "
                               "another)")
-    wanted = np.dtype(dtype)
+    wanted = _numpy_dtype(dtype)
     if wanted.kind in "biu" and array.dtype.kind == "f" and not np.all(np.isfinite(array) & (array == np.round(array))):
         raise ConversionError(f"{where}: {escape_name(name)} holds non-integer values; the model takes {dtype}")
     return array.astype(wanted)
 
 
+def _numpy_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype of a program input's dtype name; bfloat16 is ml_dtypes' (numpy has none; onnx needs
+    ml_dtypes, so it is installed)."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
+def _from_torch(tensor) -> np.ndarray:
+    """A torch tensor as numpy; a bfloat16 one as an ml_dtypes bfloat16 array (exact: widened, then narrowed)."""
+    import torch
+
+    if tensor.dtype == torch.bfloat16:
+        return tensor.float().numpy().astype(_numpy_dtype("bfloat16"))
+    return tensor.numpy()
+
+
 def _torch(array: np.ndarray):
     import torch
 
+    if array.dtype.name == "bfloat16":  # (torch takes no ml_dtypes array: widened, then narrowed, exactly)
+        return torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(torch.bfloat16)
     return torch.from_numpy(np.ascontiguousarray(array))
 
 
@@ -344,8 +367,34 @@ def _source_model(model) -> onnx.ModelProto:
 
 def _onnxruntime(model: onnx.ModelProto, feeds: dict, names: list[str]) -> dict[str, np.ndarray]:
     """onnxruntime's outputs `names` of `model` on `feeds`; ConversionError with its reason when it refuses."""
-    session = ort.session(model.SerializeToString(), basic=reference_level(model) == "basic")
-    return dict(zip(names, ort.run(session, names, feeds)))
+    basic = reference_level(model) == "basic"
+    model, asked = _widen_bfloat16_outputs(model, names)
+    session = ort.session(model.SerializeToString(), basic=basic)
+    return dict(zip(names, ort.run(session, asked, feeds)))
+
+
+def _widen_bfloat16_outputs(model: onnx.ModelProto, names: list[str]) -> tuple[onnx.ModelProto, list[str]]:
+    """The model with each bfloat16 graph output among `names` also given as float32 (a Cast: exact), and the
+    names to ask onnxruntime for: numpy, and so onnxruntime's Python API, has no bfloat16 to return."""
+    bf16 = {o.name for o in model.graph.output if o.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16}
+    if not bf16.intersection(names):
+        return model, names
+    widened = onnx.ModelProto()
+    widened.CopyFrom(model)
+    taken = {o.name for o in model.graph.output} | {t for n in model.graph.node for t in n.output}
+    asked = []
+    for name in names:
+        if name not in bf16:
+            asked.append(name)
+            continue
+        wide = name + "_float32"
+        while wide in taken:
+            wide += "_"
+        taken.add(wide)
+        widened.graph.node.append(onnx.helper.make_node("Cast", [name], [wide], to=onnx.TensorProto.FLOAT))
+        widened.graph.output.append(onnx.helper.make_tensor_value_info(wide, onnx.TensorProto.FLOAT, None))
+        asked.append(wide)
+    return widened, asked
 
 
 def _per_op(report: VerifyReport, model: onnx.ModelProto, feeds: dict, probes: list, threshold: float) -> None:

@@ -419,11 +419,13 @@ FABRIC = """        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)  # the C
 CLOSE_FABRIC = "\n        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)"
 
 
-def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False, fabric: bool = False) -> None:
+def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False, fabric: bool = False,
+         l1_small_size: int = 16384) -> None:
     """main() and its helpers; on a mesh of chips run() opens and closes the mesh instead of one device; with
     `fabric` (a program with CCL ops, tensor parallel) it sets the fabric config first and resets it after
     (data parallel moves nothing between chips and sets none, docs/design.md §6.19).  `settle`: the program has
-    settle_weights (emit/conv_resident.py), which a traced run calls after its warm-up, before the capture."""
+    settle_weights (emit/conv_resident.py), which a traced run calls after its warm-up, before the capture.
+    `l1_small_size`: the L1_SMALL region the device or mesh opens with (module.l1_small_size)."""
     text = MAIN.strip("\n")
     if settle:
         assert WARM_UP in text
@@ -433,5 +435,8 @@ def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False, fa
         opening = OPEN_MESH.format(rows=mesh[0], cols=mesh[1])
         text = text.replace(OPEN_DEVICE, FABRIC + opening if fabric else opening)
         text = text.replace(CLOSE_DEVICE, "        ttnn.close_mesh_device(device)" + (CLOSE_FABRIC if fabric else ""))
+    if l1_small_size != 16384:  # the region the program's convs need (memory/l1_small.py, docs/design.md §6.33)
+        assert "l1_small_size=16384" in text
+        text = text.replace("l1_small_size=16384", f"l1_small_size={int(l1_small_size)}")
     for raw in text.splitlines():
         w.line(raw)

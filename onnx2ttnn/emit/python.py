@@ -325,7 +325,8 @@ class PythonEmitter:
         if self.trace.traceable:
             self._traced_parts(w, inputs)
         program_template.main(w, self.module.mesh, settle=bool(self.settle),
-                              fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes))
+                              fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
+                              l1_small_size=self.module.l1_small_size)
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 

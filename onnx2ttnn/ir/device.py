@@ -1,7 +1,7 @@
 """DeviceSpec: the hardware figures the compiler and the simulator plan against (docs/design.md §5)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 TILE = 32
 
@@ -63,6 +63,13 @@ class DeviceSpec:
     @property
     def cores(self) -> int:
         return self.grid_x * self.grid_y
+
+    def with_l1_small(self, size: int) -> "DeviceSpec":
+        """This device opened with an L1_SMALL region of `size` bytes per core: the region is carved from the top
+        of each core's L1, so the tensor bank shrinks by what it grows (docs/ttnn-facts.md §12)."""
+        if size == self.l1_small_size:
+            return self
+        return replace(self, l1_small_size=size, l1_bank_bytes=self.l1_bank_bytes - (size - self.l1_small_size))
 
     @property
     def l1_budget_per_bank(self) -> int:

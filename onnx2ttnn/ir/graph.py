@@ -91,6 +91,9 @@ class Module:
     mesh: tuple[int, int] = (1, 1)
     batch_dims: dict = field(default_factory=dict)
     tp: int = 1  # chips along mesh axis 1 sharing each layer (tensor parallel, §6.21); the batch splits over the rest
+    # bytes per core of the L1_SMALL region the program opens its device (or mesh) with: what its convs keep there
+    # (memory/l1_small.py, set by place-memory; docs/design.md §6.33); the emitter and verify read it
+    l1_small_size: int = 16384
 
     @property
     def chips(self) -> int:

@@ -15,6 +15,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.ir.graph import DEVICE, TTNNCall, TTNNRef
 from onnx2ttnn.ir.layout import LAYOUT_DTYPES
+from onnx2ttnn.lowering import conv_frames
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.pool import window_pads
 from onnx2ttnn.lowering.weight_dtype import weight_dtype
@@ -105,6 +106,11 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     if rank == 1:
         pads = [(0, 0)] + pads
     out = node.outputs[0]
+    if conv_frames.applies(form, weight, strides, dilations, pads, groups):  # a long 1-D kernel: frames @ W
+        bias = ctx.require_constant(node.inputs[2], "Conv bias") if len(node.inputs) > 2 and node.inputs[2].name else None
+        y, frames_form = conv_frames.lower(ctx, node, x, form, weight, bias, activation)
+        _bind_output(ctx, out, y, frames_form)
+        return
     out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else int(out.shape[2]), int(out.shape[-1]), int(oc))
     # prepared weights are [KH*KW*IC/groups, OC] on the device: bfloat8_b groups run along the out channels
     prepared = np.asarray(weight).reshape(int(oc), -1).T
@@ -122,7 +128,8 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     _bind_output(ctx, out, y, out_form)
 
 
-@register("Conv", versions=(1, 11, 22), ttnn=("conv2d",), note="1-D (as H=1) and 2-D; NCHW handled as flattened NHWC")
+@register("Conv", versions=(1, 11, 22), ttnn=("conv2d",), note="1-D (as H=1) and 2-D; NCHW handled as flattened NHWC; "
+          "a long 1-D kernel of whole strides as frames and a linear")
 def conv(ctx: LoweringContext, node: gs.Node) -> None:
     """Conv-1; 11: SAME auto_pad spelled out as output = ceil(input / stride), what window_pads computes (1
     said the output matches the input, the same at stride 1), default strides/dilations written down; 22:

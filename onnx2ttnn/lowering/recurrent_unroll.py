@@ -40,6 +40,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError, NotLowerable
 from onnx2ttnn.lowering.context import LoweringContext
+from onnx2ttnn.lowering.weight_dtype import recurrent_weight_dtype
 
 MAX_UNROLLED_STEPS = 2048  # seq_len x directions over all recurrent nodes of a model (see the docstring)
 BUDGET_KEY = "recurrent_steps"
@@ -241,7 +242,8 @@ class UnrolledNode:
         rows = self.seq * self.batch
         xv = ctx.op("reshape", [xv], (rows, self.inputs), name=self.name("x_rows"), shape=(rows, self.inputs))
         weight = np.concatenate([self.w[d].T for d in range(self.dirs)], axis=1)
-        inputs = [xv, ctx.float_param(weight, self.name("w"), key=(self.base, "recurrent_w"))]
+        inputs = [xv, ctx.float_param(weight, self.name("w"), key=(self.base, "recurrent_w"),
+                                      dtype=recurrent_weight_dtype(ctx, self.node.inputs[1].name, weight))]
         bias = self.input_bias()
         if bias is not None and np.any(bias):
             inputs.append(ctx.float_param(bias.reshape(1, -1), self.name("b"), key=(self.base, "recurrent_b")))
@@ -281,7 +283,8 @@ class UnrolledNode:
 
     def recurrent_weight(self, d: int, rows: slice, tag: str) -> gs.Variable:
         weight = self.r[d][rows].T  # [hidden, k * hidden]
-        return self.ctx.float_param(weight, self.name("r", tag, d), key=(self.base, "recurrent_r", tag, d))
+        return self.ctx.float_param(weight, self.name("r", tag, d), key=(self.base, "recurrent_r", tag, d),
+                                    dtype=recurrent_weight_dtype(self.ctx, self.node.inputs[2].name, weight))
 
     def initial_states(self) -> tuple[list[Optional[gs.Variable]], list[Optional[gs.Variable]]]:
         """initial_h and (for a cell with one) initial_c of each direction; None where absent or zero."""

@@ -2,6 +2,8 @@
 
 Reads: layouts (page, dtype), the schedule, buffer liveness with views and the DeviceSpec, through the pure
 analysis memory/plan.py plan_memory (the policies, budget and allocator replay live in onnx2ttnn/memory).
+Sizes the L1_SMALL region first (memory/l1_small.py: module.l1_small_size, which the program opens its device
+with) and plans on the L1 bank that leaves (the context's DeviceSpec from then on).
 Writes: buffer, memory layout, grid and shard in every device tensor's TTNNLayout (all views of a buffer
 share its placement), `_resident_weights` on every conv2d whose prepared weights the plan keeps in L1
 (memory/conv_resident.py), and the plan in module.notes["place-memory"]: summary numbers, `reasons` (memory/plan.py
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module, set_layout
 from onnx2ttnn.memory.conv_resident import NOTE as RESIDENT
+from onnx2ttnn.memory.l1_small import l1_small_size
 from onnx2ttnn.memory.plan import plan_memory
 from onnx2ttnn.passes.base import Pass, PassContext
 
@@ -22,6 +25,9 @@ class PlaceMemory(Pass):
     name = "place-memory"
 
     def run(self, module: Module, ctx: PassContext) -> None:
+        # the L1_SMALL region the program opens with (the convs' config tensors) is carved from L1: plan without it
+        module.l1_small_size = l1_small_size(module.graph, ctx.device)
+        ctx.device = ctx.device.with_l1_small(module.l1_small_size)
         plan = plan_memory(module.graph, ctx.device, ctx.options.memory)
         for tensor, layout in plan.layouts:
             set_layout(tensor, layout)

@@ -1,8 +1,11 @@
-"""simplify-ttnn: peephole clean-up of the lowered graph: reshape chains collapse, no-op reshapes vanish.
+"""simplify-ttnn: peephole clean-up of the lowered graph: reshape chains collapse, no-op reshapes and slices vanish.
 
 Reads: ttnn nodes straight from lowering.  Writes: the same graph with `reshape(reshape(x, a), b)` turned
 into `reshape(x, b)` when the inner result has no other reader, and reshapes to the input's own shape
 removed.  Before: `t = reshape(x, (16,)); y = reshape(t, (1, 1, 1, 16))`; after: `y = reshape(x, (1, 1, 1, 16))`.
+A slice of the whole tensor (start 0, end the shape, step 1) is removed too: real ttnn returns its input tensor
+for it, not a copy, so freeing the input after it freed the slice (a one-step LSTM's input projection, seen on
+the mock: "Input Tensor A is not allocated"; docs/ttnn-facts.md §40).
 """
 from __future__ import annotations
 
@@ -19,7 +22,12 @@ class SimplifyTTNN(Pass):
         graph = module.graph
         outputs = set(map(id, graph.outputs))
         collapsed = dropped = 0
+        whole_slices = 0
         for node in list(graph.nodes):
+            if node.op == "slice" and _whole(node) and id(node.outputs[0]) not in outputs:
+                _bypass(graph, node, node.inputs[0])
+                whole_slices += 1
+                continue
             if node.op != "reshape":
                 continue
             src = node.inputs[0]
@@ -33,7 +41,18 @@ class SimplifyTTNN(Pass):
             if tuple(src.shape) == tuple(node.outputs[0].shape) and id(node.outputs[0]) not in outputs:
                 _bypass(graph, node, src)
                 dropped += 1
-        module.notes[self.name] = {"reshapes_collapsed": collapsed, "reshapes_dropped": dropped}
+        module.notes[self.name] = {"reshapes_collapsed": collapsed, "reshapes_dropped": dropped,
+                                   "whole_slices_dropped": whole_slices}
+
+
+def _whole(node: gs.Node) -> bool:
+    """A slice that takes every element of its input, in order."""
+    shape = tuple(int(d) for d in node.inputs[0].shape)
+    start, end = node.attrs.get("slice_start"), node.attrs.get("slice_end")
+    step = node.attrs.get("slice_step") or (1,) * len(shape)
+    return (start is not None and end is not None and len(start) == len(end) == len(step) == len(shape)
+            and all(int(b) == 0 for b in start) and tuple(int(e) for e in end) == shape
+            and all(int(s) == 1 for s in step) and tuple(node.outputs[0].shape) == shape)
 
 
 def _bypass(graph: gs.Graph, node: gs.Node, src: gs.Tensor) -> None:

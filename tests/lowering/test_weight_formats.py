@@ -289,3 +289,25 @@ def test_a_model_with_an_exponential_output_tail_shares_a_quarter_of_the_budget(
     assert EXPONENTIAL_TAIL_SHARE == 4 and {f for f, _ in formats.values()} == {"bf16"}
     assert all("a quarter: the model ends in an exponential tail" in why or "logit" in why
                for _, why in formats.values())
+
+
+def _block_float_params(conversion) -> set[str]:
+    return {n.attrs["_param"] for n in conversion.module.graph.nodes
+            if n.attrs.get("_param") and n.attrs.get("_dtype") in ("bfp8", "bfp4")}
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_recurrent_weights_follow_weights(op):
+    """The input projection W and the recurrent weights R take a forced --weights format like any matmul weight
+    (they stayed bf16 under every option); under auto they stay bf16, outside the budget (the recurrence carries
+    their error into every later step)."""
+    from tests.lowering.test_recurrent import recurrent_model
+
+    m = recurrent_model(op, direction="bidirectional")
+    forced = _block_float_params(convert(m, weights="bfp8"))
+    assert any(p.endswith("_w") for p in forced) and any("_r" in p for p in forced)
+    assert not _block_float_params(convert(m, weights="bf16"))
+    auto = convert(m)
+    assert not _block_float_params(auto)
+    assert verify(m, conversion=auto).passed
+    assert verify(m, weights="bfp8").passed

@@ -26,7 +26,8 @@ def memory_view(ttnn, device, buffer_type):
 
 def memory(ttnn, device):
     return {"L1": memory_view(ttnn, device, ttnn.BufferType.L1),
-            "DRAM": memory_view(ttnn, device, ttnn.BufferType.DRAM)}
+            "DRAM": memory_view(ttnn, device, ttnn.BufferType.DRAM),
+            "L1_SMALL": memory_view(ttnn, device, ttnn.BufferType.L1_SMALL)}
 
 
 def describe(ttnn, t):

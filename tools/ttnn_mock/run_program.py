@@ -124,6 +124,15 @@ def supervise(argv, args):
     return 0 if res.get("ok") else 1
 
 
+def program_l1_small_size(program: str) -> int:
+    """The l1_small_size the program's own open_device passes (the converter sizes it from the program's convs,
+    docs/design.md §6.33); 16384 when the program names none."""
+
+    with open(program) as f:
+        found = re.search(r"ttnn\.open_device\(device_id=args\.device_id, l1_small_size=(\d+)\)", f.read())
+    return int(found.group(1)) if found else 16384
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("program")
@@ -135,7 +144,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--forward-calls", type=int, default=2,
                     help="forward passes to run (the later ones reuse what the first prepared)")
-    ap.add_argument("--l1-small-size", type=int, default=16384)
+    ap.add_argument("--l1-small-size", type=int, default=None,
+                    help="default: what the program's main() opens its device with (16384 if it names none)")
     ap.add_argument("--no-readback", action="store_true", help="do not call ttnn.to_torch on the outputs")
     ap.add_argument("--no-trace", action="store_true", help="do not sample memory after every ttnn call")
     ap.add_argument("--op-trace", action="store_true", help="include the per-call memory samples in the JSON")
@@ -208,7 +218,7 @@ def main(argv=None):
 
         enter_stage("open_device")
         t0 = time.time()
-        device = ttnn.open_device(device_id=0, l1_small_size=args.l1_small_size)
+        device = ttnn.open_device(device_id=0, l1_small_size=args.l1_small_size or program_l1_small_size(program))
         g = device.compute_with_storage_grid_size()
         STATE["device"]["grid"] = [int(g.x), int(g.y)]
         STATE["memory_after_open"] = memory(ttnn, device)
@@ -266,7 +276,7 @@ def main(argv=None):
         STATE["program_cache_bytes_per_bank"] = {
             bt: STATE["memory_after_forward"][bt]["total_bytes_allocated_per_bank"]
             - STATE["memory_after_clearing_program_cache"][bt]["total_bytes_allocated_per_bank"]
-            for bt in ("L1", "DRAM")}
+            for bt in ("L1", "DRAM", "L1_SMALL")}
         outs = flatten_outputs(out)
         STATE["outputs"] = [dict(name=k, **describe(ttnn, v)) for k, v in outs]
         out_addr = {}
