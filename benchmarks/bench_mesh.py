@@ -15,7 +15,7 @@ With --full: issue #15's acceptance cells at full size (BERT-base, GPT-2 small, 
 batch: `python -m models.export --full --dynamic-batch bert gpt2 vit`), one row per model and cell of FULL_CELLS
 (or --cells): converted with default options, one chip's parameter bytes against the single-chip (n150)
 program's at the batch one chip (dp) or one mesh row (dp x tp) runs, the simulator's PCC against onnxruntime
-(`onnx2ttnn.verify`: its lowest over the outputs) and buffers left on any chip, and (unless --no-mock) the
+(`onnx2ttnn.verify` on seeded inputs whose samples all differ, full_inputs: its lowest over the outputs) and buffers left on any chip, and (unless --no-mock) the
 program's own main() on the real ttnn 0.81.1 mock with the matching descriptor (tools/ttnn_mock/run_mesh.py):
 its exit code and the bytes per bank left on a chip after clearing the program cache.  A full-size cell at
 batch 8 takes minutes.
@@ -73,7 +73,26 @@ def table(name: str, batch: int, rows: list[dict]) -> str:
 FULL_CELLS = (("n300", "1x2", "dp", 2), ("t3k", "1x8", "dp", 8), ("t3k", "2x4", "tp", 2))
 
 
-def full_cell(path: str, device: str, mesh: str, parallel: str, batch: int, single: dict, folder: str,
+def full_inputs(name: str, batch: int) -> dict:
+    """Seeded inputs of the zoo entry `name` (full size) at `batch`, every sample different: token ids drawn
+    below the vocabulary size (the program's own random inputs give integer inputs as ones, the same ids in
+    every sample, which would not show a chip computing another chip's sample), masks ones, floats N(0, 1)."""
+    import numpy as np
+
+    from models import zoo
+
+    entry = zoo.get(name)
+    rng = np.random.default_rng(zoo.SEED)
+    feeds = {}
+    for spec in entry.inputs(zoo.build_config(entry, "full"), "full"):
+        shape = (batch,) + tuple(spec.shape[1:])
+        feeds[spec.name] = (rng.integers(0, spec.high, shape, dtype=np.int64) if spec.kind == "ids" else
+                            np.ones(shape, np.int64) if spec.kind == "mask" else
+                            rng.standard_normal(shape, dtype=np.float32))
+    return feeds
+
+
+def full_cell(name: str, path: str, device: str, mesh: str, parallel: str, batch: int, single: dict, folder: str,
               mock) -> dict:
     """One acceptance cell of the full-size model at `path` (see the module's docstring); `single` caches the
     single-chip programs' parameter bytes by batch."""
@@ -92,7 +111,7 @@ def full_cell(path: str, device: str, mesh: str, parallel: str, batch: int, sing
     conversion = onnx2ttnn.convert(path, program, device=device, mesh=mesh, parallel=parallel,
                                    input_shapes=batch_shapes(path, batch))
     params = placement_report(conversion).parameter_bytes
-    result = verify(path, device=device, conversion=conversion)
+    result = verify(path, device=device, conversion=conversion, inputs=full_inputs(name, batch))
     row = {"cell": f"{device} {mesh} {parallel}", "batch": batch, "params": params, "single": single[per_program],
            "pcc": min(o.pcc for o in result.outputs), "leaks": len(result.leaks), "passed": result.passed,
            "sim_s": time.time() - start, "mock": "not run"}
@@ -135,7 +154,7 @@ def main_full(args) -> None:
         with tempfile.TemporaryDirectory() as folder:
             rows = []
             for cell in cells:
-                rows.append(full_cell(path, *cell, single, folder, mock))
+                rows.append(full_cell(name, path, *cell, single, folder, mock))
                 print(full_table(name, rows[-1:]).splitlines()[-1], flush=True)
         print(full_table(name, rows))
         print()
