@@ -10,6 +10,16 @@ capacity error's estimate (parameters / chips + the whole batch's activations), 
 Usage: python benchmarks/bench_mesh.py [--models gpt2 bert vit cnn] [--batch 32] [--memory auto]
 Models: the reduced zoo entries exported with a dynamic batch dim (tests/mesh/models.py; a model exported with
 its batch fixed cannot be split).  Results of a run are kept in benchmarks/README.md.
+
+With --full: issue #15's acceptance cells at full size (BERT-base, GPT-2 small, ViT-B/16 exported with a dynamic
+batch: `python -m models.export --full --dynamic-batch bert gpt2 vit`), one row per model and cell of FULL_CELLS
+(or --cells): converted with default options, one chip's parameter bytes against the single-chip (n150)
+program's at the batch one chip (dp) or one mesh row (dp x tp) runs, the simulator's PCC against onnxruntime
+(`onnx2ttnn.verify` on seeded inputs whose samples all differ, full_inputs: its lowest over the outputs) and buffers left on any chip, and (unless --no-mock) the
+program's own main() on the real ttnn 0.81.1 mock with the matching descriptor (tools/ttnn_mock/run_mesh.py):
+its exit code and the bytes per bank left on a chip after clearing the program cache.  A full-size cell at
+batch 8 takes minutes.
+    python benchmarks/bench_mesh.py --full [--models gpt2 vit bert] [--cells n300-1x2-dp t3k-1x8-dp t3k-2x4-tp]
 """
 from __future__ import annotations
 
@@ -58,13 +68,113 @@ def table(name: str, batch: int, rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# (device, mesh, parallel, whole batch): dp on n300 and T3000 1x8 (one sample per chip), dp x tp on T3000 2x4
+# (one sample per mesh row, each layer split over the row's 4 chips)
+FULL_CELLS = (("n300", "1x2", "dp", 2), ("t3k", "1x8", "dp", 8), ("t3k", "2x4", "tp", 2))
+
+
+def full_inputs(name: str, batch: int) -> dict:
+    """Seeded inputs of the zoo entry `name` (full size) at `batch`, every sample different: token ids drawn
+    below the vocabulary size (the program's own random inputs give integer inputs as ones, the same ids in
+    every sample, which would not show a chip computing another chip's sample), masks ones, floats N(0, 1)."""
+    import numpy as np
+
+    from models import zoo
+
+    entry = zoo.get(name)
+    rng = np.random.default_rng(zoo.SEED)
+    feeds = {}
+    for spec in entry.inputs(zoo.build_config(entry, "full"), "full"):
+        shape = (batch,) + tuple(spec.shape[1:])
+        feeds[spec.name] = (rng.integers(0, spec.high, shape, dtype=np.int64) if spec.kind == "ids" else
+                            np.ones(shape, np.int64) if spec.kind == "mask" else
+                            rng.standard_normal(shape, dtype=np.float32))
+    return feeds
+
+
+def full_cell(name: str, path: str, device: str, mesh: str, parallel: str, batch: int, single: dict, folder: str,
+              mock) -> dict:
+    """One acceptance cell of the full-size model at `path` (see the module's docstring); `single` caches the
+    single-chip programs' parameter bytes by batch."""
+    import time
+
+    from onnx2ttnn.verify import verify
+    from tests.mesh.models import batch_shapes
+
+    rows_, cols = map(int, mesh.split("x"))
+    per_program = batch // (rows_ if parallel == "tp" else rows_ * cols)  # the batch one chip's program runs
+    if per_program not in single:
+        one = onnx2ttnn.convert(path, device="n150", input_shapes=batch_shapes(path, per_program))
+        single[per_program] = placement_report(one).parameter_bytes
+    start = time.time()
+    program = os.path.join(folder, f"{device}_{mesh}_{parallel}_ttnn.py")
+    conversion = onnx2ttnn.convert(path, program, device=device, mesh=mesh, parallel=parallel,
+                                   input_shapes=batch_shapes(path, batch))
+    params = placement_report(conversion).parameter_bytes
+    result = verify(path, device=device, conversion=conversion, inputs=full_inputs(name, batch))
+    row = {"cell": f"{device} {mesh} {parallel}", "batch": batch, "params": params, "single": single[per_program],
+           "pcc": min(o.pcc for o in result.outputs), "leaks": len(result.leaks), "passed": result.passed,
+           "sim_s": time.time() - start, "mock": "not run"}
+    if mock is not None:
+        from tests.real_ttnn.mock import run_mesh_program
+
+        conversion.write(program)
+        start = time.time()
+        report = run_mesh_program(mock, program, device, "--iterations", "1")
+        left = report.get("memory_after_clearing_program_cache") or {}
+        row["mock"] = (f"exit {report['exit']}, {report.get('chips')} chips, L1 {left.get('L1')} B / DRAM "
+                       f"{left.get('DRAM')} B left" if report["exit"] == 0 else
+                       f"exit {report['exit']}: {str(report.get('error', ''))[:300]}")
+        row["mock_s"] = time.time() - start
+    return row
+
+
+def full_table(name: str, rows: list[dict]) -> str:
+    head = (f"{'model':6} {'cell':16} {'batch':>5} {'params/chip B':>13} {'one chip B':>11} {'ratio':>6} "
+            f"{'sim PCC min':>11} {'leaks':>5} {'sim s':>6}  mock")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{name:6} {r['cell']:16} {r['batch']:5d} {r['params']:13d} {r['single']:11d} "
+                     f"{r['params'] / r['single']:6.3f} {r['pcc']:11.6f} {r['leaks']:5d} {r['sim_s']:6.0f}  "
+                     f"{r['mock']}" + (f" ({r['mock_s']:.0f} s)" if "mock_s" in r else ""))
+    return "\n".join(lines)
+
+
+def main_full(args) -> None:
+    from tests.mesh.models import export_dynamic_batch
+
+    cells = [c for c in FULL_CELLS if not args.cells or f"{c[0]}-{c[1]}-{c[2]}" in args.cells]
+    mock = None
+    if not args.no_mock:
+        from tests.real_ttnn.mock import TTNNMock
+
+        mock = TTNNMock.prepare()
+    for name in args.models:
+        path, single = export_dynamic_batch(name, "full"), {}
+        with tempfile.TemporaryDirectory() as folder:
+            rows = []
+            for cell in cells:
+                rows.append(full_cell(name, path, *cell, single, folder, mock))
+                print(full_table(name, rows[-1:]).splitlines()[-1], flush=True)
+        print(full_table(name, rows))
+        print()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["gpt2", "bert", "vit", "cnn"])
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="default: gpt2 bert vit cnn (with --full: gpt2 bert vit)")
     parser.add_argument("--batch", type=int, default=32, help="the whole batch (divides by 1, 2, 8 and 32)")
     parser.add_argument("--memory", default="auto")
+    parser.add_argument("--full", action="store_true", help="issue #15's acceptance cells at full size")
+    parser.add_argument("--cells", nargs="+", help="with --full: a subset of FULL_CELLS, as n300-1x2-dp ...")
+    parser.add_argument("--no-mock", action="store_true", help="with --full: the simulator only")
     args = parser.parse_args(argv)
     os.environ.setdefault("ONNX2TTNN_VERIFY_EACH", "0")
+    if args.full:
+        args.models = args.models or ["gpt2", "bert", "vit"]
+        return main_full(args)
+    args.models = args.models or ["gpt2", "bert", "vit", "cnn"]
     from tests.mesh.models import dynamic_model
 
     with tempfile.TemporaryDirectory() as folder:

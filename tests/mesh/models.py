@@ -1,6 +1,7 @@
-"""Models for the multi-chip tests: zoo entries (reduced) exported with a dynamic batch dim, so that the
-per-chip program (the model at batch / chips) and onnxruntime's reference (at the whole batch) both run.
-Exports are cached like the zoo's (models/export.py: keyed by entry, exporter and library versions)."""
+"""Models for the multi-chip tests: zoo entries (reduced; full size for benchmarks/bench_mesh.py --full) exported
+with a dynamic batch dim, so that the per-chip program (the model at batch / chips) and onnxruntime's reference
+(at the whole batch) both run.  Exports are cached like the zoo's (models/export.py: keyed by entry, size,
+exporter and library versions)."""
 from __future__ import annotations
 
 import os
@@ -10,39 +11,15 @@ import pytest
 
 from tests.conftest import MODELS
 
-EXPORTER = "dynamo-dynamic-batch"
 
-
-def export_dynamic_batch(name: str) -> str:
-    """The reduced zoo entry `name` exported (dynamo, opset 18) with dim 0 of every input dynamic."""
+def export_dynamic_batch(name: str, size: str = "reduced") -> str:
+    """The zoo entry `name` at `size` exported (dynamo, opset 18) with dim 0 of every input dynamic
+    (models/export.py, cached)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from models import zoo
-    from models.export import _staged, cache_dir
+    from models.export import export
 
-    entry = zoo.get(name)
-    folder = cache_dir(entry, "reduced", EXPORTER)
-    path = os.path.join(folder, f"{name}.onnx")
-    if os.path.exists(path):
-        return path
-    with _staged(name, folder) as tmp:
-        _export(entry, os.path.join(tmp, f"{name}.onnx"))
-    return path
-
-
-def _export(entry, target: str) -> None:
-    import torch
-
-    from models import zoo
-    from models.export import OPSET, _Outputs
-
-    module, config = zoo.build_model(entry, "reduced")
-    inputs = zoo.example_inputs(entry, config, "reduced")
-    inputs = {key: torch.cat([value, value]) for key, value in inputs.items()}  # batch 2: not a special size
-    batch = torch.export.Dim("batch", min=1, max=64)
-    with torch.no_grad():
-        torch.onnx.export(_Outputs(module, entry.outputs), tuple(inputs.values()), target, input_names=list(inputs),
-                          output_names=list(entry.outputs), opset_version=OPSET, dynamo=True, verbose=False,
-                          dynamic_shapes=(tuple({0: batch} for _ in inputs),))
+    return export(zoo.get(name), size, "dynamo", log=lambda _: None, dynamic_batch=True)
 
 
 def cnn_dynamic_batch(folder: str) -> str:
@@ -55,8 +32,9 @@ def cnn_dynamic_batch(folder: str) -> str:
     return path
 
 
-def dynamic_model(name: str, folder: str) -> str:
-    return cnn_dynamic_batch(folder) if name == "cnn" else export_dynamic_batch(name)
+def dynamic_model(name: str, folder: str, size: str = "reduced") -> str:
+    """`name` (DP_MODELS) with a dynamic batch dim (cnn has one size: models/cnn.onnx)."""
+    return cnn_dynamic_batch(folder) if name == "cnn" else export_dynamic_batch(name, size)
 
 
 def batch_shapes(path: str, batch: int) -> dict:
