@@ -5,10 +5,11 @@ the node, or what would convert into a wrong program.
   range is a run-time error in onnxruntime; ttnn reads whatever lies there.
 - Reshape keeps the element count: a constant target (0 copies the input dim unless allowzero, one -1 is
   inferred) or a static inferred output shape must hold as many elements as the static input.
-- Gemm's C broadcasts to the [M, N] product.
-- scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, ...), string modes and 0/1 flags
-  are known values, DepthToSpace's channels divide by blocksize^2, GatherElements / ScatterElements' axis is
-  within the rank, MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
+- Gemm's C broadcasts to the [M, N] product, PRelu's slope to X.
+- scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, Slice's starts, ...), string modes
+  and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
+  SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
+  CumSum's constant axis and MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
 for axis 0 of size 4 (valid: -4 to 3)".
@@ -119,16 +120,29 @@ def _check_gemm(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The slope broadcasts unidirectionally to X (strict inference broadcasts both ways: a slope [3] beside
+    X [3, 1] made a [3, 3] product where the output is [3, 1])."""
+    x, slope = graph.static_shape(node_input(node, 0)), graph.static_shape(node_input(node, 1))
+    if x is None or slope is None or graph.schema_version(node) < 7:
+        return None
+    if len(slope) > len(x) or any(d not in (1, want) for d, want in zip(reversed(slope), reversed(x))):
+        return f"the slope of shape {list(slope)} does not broadcast to the input's shape {list(x)}"
+    return None
+
+
 # ---- operands and attributes onnxruntime checks when it runs the node ---------------------------------------
 
 # input index -> what onnxruntime requires of its shape: "scalar" (0-D or one element in 1-D), "1-D"
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
-                    "Pad": {1: "1-D", 2: "scalar"}}
+                    "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"}}
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
 _MODES = {"DepthToSpace": ("mode", ("DCR", "CRD")), "Pad": ("mode", ("constant", "reflect", "edge", "wrap"))}
-_FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted")}  # onnxruntime: 2 is neither
+# onnxruntime: 2 is neither (TopK's largest=2 is false; Cast's saturate=2 made NaN of an int64 4)
+_FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted"), "Cast": ("saturate",),
+          "CastLike": ("saturate",)}
 
 
 def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -164,6 +178,32 @@ def _check_depth_to_space(graph: GraphFacts, node, attrs) -> Optional[str]:
         return reason
     if data[1] % (block * block):
         return f"the input's {data[1]} channels are not a multiple of blocksize^2 = {block * block}"
+    return None
+
+
+def _check_space_to_depth(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The height and width are multiples of blocksize (onnxruntime: "SpaceToDepth requires input height to be
+    a multiple of block_size"; strict inference floors the quotient)."""
+    data = graph.shape(node_input(node, 0))
+    block = int(attrs.get("blocksize", 0))
+    if data is None or len(data) != 4 or block < 1:
+        return None
+    for dim, size in (("height", data[2]), ("width", data[3])):
+        if size >= 0 and size % block:
+            return f"the input's {dim} {size} is not a multiple of blocksize {block}"
+    return None
+
+
+def _check_cumsum(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The operands and flags, and a constant axis within the input's rank (onnxruntime: "axis 1 is not in
+    valid range [-1,0]"; strict inference does not read the axis)."""
+    reason = _check_operands(graph, node, attrs)
+    data, axis = graph.shape(node_input(node, 0)), graph.value(node_input(node, 1))
+    if reason or data is None or axis is None or axis.size != 1:
+        return reason
+    value = int(axis.reshape(-1)[0])
+    if not -len(data) <= value < len(data):
+        return f"axis {value} is out of range for an input of rank {len(data)}"
     return None
 
 
@@ -222,8 +262,12 @@ CHECKS: dict[str, Callable] = {
     "ScatterND": _check_nd_indices,
     "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
     "DepthToSpace": _check_depth_to_space,
+    "SpaceToDepth": _check_space_to_depth,
+    "CumSum": _check_cumsum,
+    "PRelu": _check_prelu,
     "Einsum": _check_einsum,
     "MeanVarianceNormalization": _check_mvn,
-    **{op: _check_operands for op in ("CumSum", "Trilu", "Clip", "Expand", "Tile", "TopK", "Pad") + _REDUCE},
+    **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike")
+       + _REDUCE},
     "Gemm": _check_gemm,
 }

@@ -183,3 +183,55 @@ def test_an_einsum_term_with_the_wrong_number_of_labels_is_refused():
         "(Einsum): equation '': operand 0 has 0 labels but its input has rank 2")
     import_model(_one("Einsum", '<equation = "ab->ba">'), {})
     import_model(_one("Einsum", '<equation = "...->...">'), {})
+
+
+# --- found by the fuzzer, seed 31 ------------------------------------------------------------------------------------
+def test_a_prelu_slope_that_does_not_broadcast_to_x_is_refused():
+    """Seed 31 cases 884 and 1264: strict inference broadcasts the slope both ways, the lowering made a [3, 3]
+    product for a [3, 1] output (an internal error: the IR verifier after lower-to-ttnn); onnxruntime refuses
+    it or runs it into a wrong shape."""
+    for x, slope in (([3, 1], (3,)), ([4, 8], (8, 8)), ([2, 3], (1, 2, 3))):
+        message = rejected(_one("PRelu", "", "x, s", f"float{x}", s=np.ones(slope, np.float32)))
+        assert message.endswith(f"(PRelu): the slope of shape {list(slope)} does not broadcast to the input's "
+                                f"shape {x}")
+    for slope in ((3,), (1,), (2, 1), (2, 3), ()):
+        import_model(_one("PRelu", "", "x, s", s=np.ones(slope, np.float32)), {})
+
+
+@pytest.mark.parametrize("index", [1, 2, 3, 4])
+def test_slice_operands_must_be_1_d(index):
+    """Seed 31 case 408: onnxruntime "Ends must be a 1-D array" for a scalar ends."""
+    operands = {"s": np.array([0], np.int64), "e": np.array([2], np.int64), "a": np.array([1], np.int64),
+                "t": np.array([1], np.int64)}
+    import_model(_one("Slice", "", "x, s, e, a, t", **operands), {})
+    name = "seat"[index - 1]
+    operands[name] = operands[name].reshape(())
+    assert rejected(_one("Slice", "", "x, s, e, a, t", **operands)).endswith(
+        f"(Slice): input {index} has shape []; it must be 1-D")
+
+
+def test_a_constant_cumsum_axis_out_of_range_is_refused():
+    """Seed 31 case 1072: onnxruntime "axis 1 is not in valid range [-1,0]"; strict inference does not read it."""
+    assert rejected(_one("CumSum", "", "x, a", "float[3]", a=np.array(1, np.int64))).endswith(
+        "(CumSum): axis 1 is out of range for an input of rank 1")
+    assert rejected(_one("CumSum", "", "x, a", a=np.array([-3], np.int64))).endswith(
+        "(CumSum): axis -3 is out of range for an input of rank 2")
+    import_model(_one("CumSum", "", "x, a", a=np.array(-2, np.int64)), {})
+
+
+def test_space_to_depth_needs_a_height_and_width_multiple_of_blocksize():
+    """Seed 31 case 1476: onnxruntime "SpaceToDepth requires input height to be a multiple of block_size"; strict
+    inference floors the quotient."""
+    assert rejected(_one("SpaceToDepth", "<blocksize = 2>", "x", "float[1, 8, 3, 4]")).endswith(
+        "(SpaceToDepth): the input's height 3 is not a multiple of blocksize 2")
+    assert rejected(_one("SpaceToDepth", "<blocksize = 2>", "x", "float[1, 8, 4, 5]")).endswith(
+        "(SpaceToDepth): the input's width 5 is not a multiple of blocksize 2")
+    import_model(_one("SpaceToDepth", "<blocksize = 2>", "x", "float[1, 8, 4, 6]"), {})
+
+
+def test_a_cast_saturate_other_than_0_or_1_is_refused():
+    """Seed 31 case 740: onnxruntime's Cast of an int64 4 to float with saturate=2 gave NaN (or 0); the program
+    gave 4."""
+    assert rejected(_one("Cast", "<to = 1, saturate = 2>", opset=21)).endswith(
+        "(Cast): saturate is 2; it must be 0 or 1")
+    import_model(_one("Cast", "<to = 1, saturate = 1>", opset=21), {})
