@@ -136,10 +136,20 @@ def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
 # input index -> what onnxruntime requires of its shape: "scalar" (0-D or one element in 1-D), "1-D"
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
-                    "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"}}
+                    "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"},
+                    "Split": {1: "1-D"}}
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
-_MODES = {"DepthToSpace": ("mode", ("DCR", "CRD")), "Pad": ("mode", ("constant", "reflect", "edge", "wrap"))}
+# op -> (string attribute, its known values), ...: onnxruntime refuses another value even where the op's other
+# attributes make it irrelevant (Resize's nearest_mode in linear mode)
+_MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("constant", "reflect", "edge", "wrap")),),
+          "Gelu": (("approximate", ("none", "tanh")),),
+          "Resize": (("mode", ("nearest", "linear", "cubic")),
+                     ("coordinate_transformation_mode", ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                                         "align_corners", "asymmetric", "tf_crop_and_resize",
+                                                         "tf_half_pixel_for_nn")),
+                     ("nearest_mode", ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")),
+                     ("keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller")))}
 # onnxruntime: 2 is neither (TopK's largest=2 is false; Cast's saturate=2 made NaN of an int64 4)
 _FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted"), "Cast": ("saturate",),
           "CastLike": ("saturate",)}
@@ -158,8 +168,7 @@ def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
             return f"input {index} has shape {list(shape)}; it must be a scalar (0-D or one element)"
         if want == "1-D" and len(shape) != 1:
             return f"input {index} has shape {list(shape)}; it must be 1-D"
-    if node.op_type in _MODES:
-        name, known = _MODES[node.op_type]
+    for name, known in _MODES.get(node.op_type, ()):
         value = attrs.get(name)
         value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
         if value is not None and value not in known:
@@ -267,7 +276,8 @@ CHECKS: dict[str, Callable] = {
     "PRelu": _check_prelu,
     "Einsum": _check_einsum,
     "MeanVarianceNormalization": _check_mvn,
-    **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike")
+    **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
+                                    "Split", "Gelu", "Resize")
        + _REDUCE},
     "Gemm": _check_gemm,
 }

@@ -235,3 +235,19 @@ def test_a_cast_saturate_other_than_0_or_1_is_refused():
     assert rejected(_one("Cast", "<to = 1, saturate = 2>", opset=21)).endswith(
         "(Cast): saturate is 2; it must be 0 or 1")
     import_model(_one("Cast", "<to = 1, saturate = 1>", opset=21), {})
+
+
+def test_unknown_gelu_and_resize_modes_and_a_non_1_d_split_are_refused():
+    """Found by the fuzzer (seed 16 with the extended generator, cases 84, 98 and 138): onnxruntime "Unsupported
+    approximation_algorithm: garbage", "The split tensor must be a vector", "nearest_mode:[none] is not
+    supported!" (in linear mode too, where the lowering never reads it)."""
+    assert rejected(_one("Gelu", '<approximate = "garbage">', opset=20)).endswith(
+        "(Gelu): approximate 'garbage' is not one of none, tanh")
+    import_model(_one("Gelu", '<approximate = "tanh">', opset=20), {})
+    assert rejected(_one("Split", "<axis = 1>", "x, s", s=np.array([[3]], np.int64))).endswith(
+        "(Split): input 1 has shape [1, 1]; it must be 1-D")
+    resize = '<mode = "linear", nearest_mode = "{}">'
+    sizes = {"s": np.array([2, 6], np.int64)}
+    assert rejected(_one("Resize", resize.format("none"), 'x, "", "", s', **sizes)).endswith(
+        "(Resize): nearest_mode 'none' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil")
+    import_model(_one("Resize", resize.format("floor"), 'x, "", "", s', **sizes), {})
