@@ -1,7 +1,8 @@
 """The graph generator: small random models over the claimed ops, valid by construction.
 
 `generate(rng)` builds a graph of one or two float inputs and 2 to MAX_NODES steps.  Each step picks a recipe
-(one claimed op, sometimes behind a few nodes that bring its input into the op's domain, e.g. Log of
+(here, and in tests/fuzz/generate_ops.py: the quantize ops, LSTM/GRU/RNN, If/Loop/Scan, a few host-fallback
+ops; one claimed op, sometimes behind a few nodes that bring its input into the op's domain, e.g. Log of
 |x| + 0.5) with random attributes and constant operands, and keeps it only when strict ONNX shape inference
 accepts the graph so far, so every generated model is checker-valid and its shapes are consistent.  The
 outputs are the last value and sometimes another one.  A generated model that onnxruntime runs must
