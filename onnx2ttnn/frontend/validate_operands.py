@@ -137,13 +137,14 @@ def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
                     "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"},
-                    "Split": {1: "1-D"}}
+                    "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "scalar"}}
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
 # op -> (string attribute, its known values), ...: onnxruntime refuses another value even where the op's other
 # attributes make it irrelevant (Resize's nearest_mode in linear mode)
 _MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("constant", "reflect", "edge", "wrap")),),
           "Gelu": (("approximate", ("none", "tanh")),),
+          **{op: (("direction", ("forward", "reverse", "bidirectional")),) for op in ("LSTM", "GRU", "RNN")},
           "Resize": (("mode", ("nearest", "linear", "cubic")),
                      ("coordinate_transformation_mode", ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
                                                          "align_corners", "asymmetric", "tf_crop_and_resize",
@@ -216,6 +217,24 @@ def _check_cumsum(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """QuantizeLinear / DequantizeLinear: the axis is within the input's rank (onnxruntime: "axis 16 is not in
+    valid range [-1,0]", per tensor too)."""
+    data = graph.shape(node_input(node, 0))
+    axis = int(attrs.get("axis", 1))
+    if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    return None
+
+
+def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """perm has one entry per dim (onnxruntime: "perm size: 1 does not match input rank: 2")."""
+    data, perm = graph.shape(node_input(node, 0)), attrs.get("perm")
+    if data is not None and perm is not None and len(perm) != len(data):
+        return f"perm {list(perm)} has {len(perm)} entries for an input of rank {len(data)}"
+    return None
+
+
 def _check_elements_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     """GatherElements, ScatterElements: the axis is within the data's rank, indices and updates have one shape,
     and every constant index is in range."""
@@ -274,10 +293,13 @@ CHECKS: dict[str, Callable] = {
     "SpaceToDepth": _check_space_to_depth,
     "CumSum": _check_cumsum,
     "PRelu": _check_prelu,
+    "QuantizeLinear": _check_quantize_axis,
+    "DequantizeLinear": _check_quantize_axis,
+    "Transpose": _check_transpose,
     "Einsum": _check_einsum,
     "MeanVarianceNormalization": _check_mvn,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
-                                    "Split", "Gelu", "Resize")
+                                    "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN")
        + _REDUCE},
     "Gemm": _check_gemm,
 }

@@ -251,3 +251,42 @@ def test_unknown_gelu_and_resize_modes_and_a_non_1_d_split_are_refused():
     assert rejected(_one("Resize", resize.format("none"), 'x, "", "", s', **sizes)).endswith(
         "(Resize): nearest_mode 'none' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil")
     import_model(_one("Resize", resize.format("floor"), 'x, "", "", s', **sizes), {})
+
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    ("DequantizeLinear", "<axis = 2>", "x, s", "uint8[3]", {"s": np.float32(0.1)},
+     "axis 2 is out of range for an input of rank 1"),
+    ("LSTM", '<hidden_size = 1, direction = "CRD">', "x, w, r", "float[2, 1, 3]",
+     {"w": np.ones((1, 4, 3), np.float32), "r": np.ones((1, 4, 1), np.float32)},
+     "direction 'CRD' is not one of forward, reverse, bidirectional"),
+    ("Squeeze", "", "x, a", "float[2, 1]", {"a": np.array(1, np.int64)}, "input 1 has shape []; it must be 1-D"),
+    ("Transpose", "<perm = [0]>", "x", "float[2, 3]", {}, "perm [0] has 1 entries for an input of rank 2"),
+])
+def test_what_seed_47_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 47, cases 174, 180, 558, 908, 1250): each converted; onnxruntime refuses each."""
+    assert rejected(_one(op, attrs, inputs, x, **consts)).endswith(f"({op}): {reason}")
+
+
+def test_a_quantize_axis_out_of_range_is_refused():
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[3] x) => (uint8 y) {
+        y = QuantizeLinear<axis = 16>(x, s, z)
+    }
+    """, s=np.float32(0.1), z=np.uint8(0))
+    assert rejected(model).endswith("(QuantizeLinear): axis 16 is out of range for an input of rank 1")
+
+
+def test_an_if_condition_of_more_than_one_element_is_refused():
+    """Found by the fuzzer (seed 47 case 616): onnxruntime "If nodes condition input must have exactly one
+    element"."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (bool[{n}] c, float[2] x) => (float y) {{
+        y = If(c) <then_branch = t () => (float[2] a) {{ a = Neg(x) }},
+                   else_branch = e () => (float[2] b) {{ b = Abs(x) }}>
+    }}
+    """
+    assert rejected(parsed(text.format(n=3))).endswith(
+        "(If): input 0 has shape [3]; it must be a scalar (0-D or one element)")
+    import_model(parsed(text.format(n=1)), {})
