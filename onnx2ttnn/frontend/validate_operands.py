@@ -218,12 +218,12 @@ def _check_cumsum(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 
 def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """QuantizeLinear / DequantizeLinear with a per-tensor scale: the axis is within the input's rank all the
-    same (onnxruntime: "axis 16 is not in valid range [-1,0]"; the lowering refuses a per-axis one itself)."""
-    data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
+    """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
+    16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
+    never checked)."""
+    data = graph.shape(node_input(node, 0))
     axis = int(attrs.get("axis", 1))
-    per_tensor = scale is not None and (len(scale) == 0 or (len(scale) == 1 and scale[0] == 1))
-    if data is not None and per_tensor and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
+    if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
     return None
 
