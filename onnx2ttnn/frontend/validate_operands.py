@@ -221,10 +221,17 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
     16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
     never checked)."""
-    data = graph.shape(node_input(node, 0))
+    data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
     axis = int(attrs.get("axis", 1))
     if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
+    if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
+        return None
+    if len(scale) > 1 and not attrs.get("block_size", 0):  # (seed 47 case 1092: a [5, 3, 2] scale)
+        return f"the scale has shape {list(scale)}; it must be a scalar or 1-D (one value per element of axis)"
+    if len(scale) == 1 and -len(data) <= axis < len(data) and data[axis] >= 0 and scale[0] != data[axis]:
+        return (f"the scale has {scale[0]} values but axis {axis} of the input (shape {list(data)}) has "
+                f"{data[axis]} elements")  # (seed 47 case 1186)
     return None
 
 

@@ -2,8 +2,8 @@
 the attributes (W's rank is the input's, kernel_shape is W's spatial dims, the input channels are W's, times
 `group` for Conv, and a bias has one value per output channel); a known auto_pad, no dilation with SAME
 padding, one value per spatial dim in the window attributes, an input of rank >= 3, an output of at least one
-element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, and before opset 22 no ceil_mode window
-that starts past the input (onnx and onnxruntime disagree on its size).
+element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, and before
+opset 22 no ceil_mode window that starts past the input (onnx and onnxruntime disagree on its size).
 
 Before: `Conv<kernel_shape=[5, 5]>(x[1, 2, 5, 5], W[4, 2, 3, 3])` converts with a kernel W does not have;
 after: "kernel_shape [5, 5] contradicts the weight's spatial dims [3, 3] (W shape [4, 2, 3, 3])".

@@ -290,3 +290,20 @@ def test_an_if_condition_of_more_than_one_element_is_refused():
     assert rejected(parsed(text.format(n=3))).endswith(
         "(If): input 0 has shape [3]; it must be a scalar (0-D or one element)")
     import_model(parsed(text.format(n=1)), {})
+
+
+def test_a_quantize_scale_that_fits_no_axis_is_refused():
+    """Found by the fuzzer (seed 47 cases 1092, 1186: a QuantizeLinear -> DequantizeLinear pair, fused before
+    the lowering's own checks): onnxruntime refuses a scale that is neither per tensor nor per axis."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[5, 2, 5] x) => (float y) {{
+        y = DequantizeLinear{attrs}(x, s)
+    }}
+    """
+    assert rejected(parsed(text.format(attrs=""), s=np.full(5, 0.1, np.float32))).endswith(
+        "(DequantizeLinear): the scale has 5 values but axis 1 of the input (shape [5, 2, 5]) has 2 elements")
+    assert rejected(parsed(text.format(attrs=""), s=np.full((5, 2), 0.1, np.float32))).endswith(
+        "(DequantizeLinear): the scale has shape [5, 2]; it must be a scalar or 1-D (one value per element of axis)")
+    import_model(parsed(text.format(attrs="<axis = 2>"), s=np.full(5, 0.1, np.float32)), {})
+    import_model(parsed(text.format(attrs=""), s=np.full(1, 0.1, np.float32)), {})
