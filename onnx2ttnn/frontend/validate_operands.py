@@ -10,6 +10,7 @@ the node, or what would convert into a wrong program.
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
   SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
   CumSum's constant axis and MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
+- Quantize/DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per block).
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
 for axis 0 of size 4 (valid: -4 to 3)".
