@@ -23,3 +23,31 @@ def test_a_bounded_fuzz_campaign_has_no_finding():
     assert summary.outcomes["refused"] >= COUNT // 10, summary.outcomes
     assert summary.outcomes["no valid mutant"] <= COUNT // 20, summary.outcomes
     assert sum(summary.outcomes.values()) == COUNT
+
+
+def test_onnxruntimes_u8s8_saturation_is_an_ort_gap_and_the_shifted_variant_is_exact():
+    """onnxruntime 1.32.0's uint8 x int8 MatMulInteger saturates pairs of products at int16 on x86 without VNNI
+    (tests/fuzz/ort_u8s8.py): full-range operands are its inexactness, an ort-gap, never a mismatch; the
+    variant with the weight shifted to uint8 computes the exact product."""
+    import numpy as np
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.fuzz.oracle import run_case
+    from tests.fuzz.ort_u8s8 import u8s8_variant
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(200, 256, (4, 16)).astype(np.uint8)
+    w = rng.integers(100, 128, (16, 3)).astype(np.int8)  # pairs of products up to 2 * 255 * 127 > 32767
+    node = helper.make_node("MatMulInteger", ["a", "w", "", "wz"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [4, 3])],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.int8(-3), "wz")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    variant = u8s8_variant(model)
+    exact = a.astype(np.int64) @ (w.astype(np.int64) + 3)
+    got = onnxruntime.InferenceSession(variant.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"a": a})[0]
+    np.testing.assert_array_equal(got, exact)
+    assert u8s8_variant(variant) is None  # nothing left to shift
+    assert run_case(model, rng, known={"a": a}).kind in ("verified", "ort-gap")  # ort-gap without VNNI

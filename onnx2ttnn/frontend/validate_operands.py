@@ -5,10 +5,12 @@ the node, or what would convert into a wrong program.
   range is a run-time error in onnxruntime; ttnn reads whatever lies there.
 - Reshape keeps the element count: a constant target (0 copies the input dim unless allowzero, one -1 is
   inferred) or a static inferred output shape must hold as many elements as the static input.
-- Gemm's C broadcasts to the [M, N] product.
-- scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, ...), string modes and 0/1 flags
-  are known values, DepthToSpace's channels divide by blocksize^2, GatherElements / ScatterElements' axis is
-  within the rank, MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
+- Gemm's C broadcasts to the [M, N] product, PRelu's slope to X.
+- scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, Slice's starts, ...), string modes
+  and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
+  SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
+  CumSum's constant axis and MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
+- Quantize/DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per block).
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
 for axis 0 of size 4 (valid: -4 to 3)".
@@ -119,16 +121,40 @@ def _check_gemm(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The slope broadcasts unidirectionally to X (strict inference broadcasts both ways: a slope [3] beside
+    X [3, 1] made a [3, 3] product where the output is [3, 1])."""
+    x, slope = graph.static_shape(node_input(node, 0)), graph.static_shape(node_input(node, 1))
+    if x is None or slope is None or graph.schema_version(node) < 7:
+        return None
+    if len(slope) > len(x) or any(d not in (1, want) for d, want in zip(reversed(slope), reversed(x))):
+        return f"the slope of shape {list(slope)} does not broadcast to the input's shape {list(x)}"
+    return None
+
+
 # ---- operands and attributes onnxruntime checks when it runs the node ---------------------------------------
 
 # input index -> what onnxruntime requires of its shape: "scalar" (0-D or one element in 1-D), "1-D"
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
-                    "Pad": {1: "1-D", 2: "scalar"}}
+                    "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"},
+                    "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "scalar"}}
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
-_MODES = {"DepthToSpace": ("mode", ("DCR", "CRD")), "Pad": ("mode", ("constant", "reflect", "edge", "wrap"))}
-_FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted")}  # onnxruntime: 2 is neither
+# op -> (string attribute, its known values), ...: onnxruntime refuses another value even where the op's other
+# attributes make it irrelevant (Resize's nearest_mode in linear mode)
+_MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("constant", "reflect", "edge", "wrap")),),
+          "Gelu": (("approximate", ("none", "tanh")),),
+          **{op: (("direction", ("forward", "reverse", "bidirectional")),) for op in ("LSTM", "GRU", "RNN")},
+          "Resize": (("mode", ("nearest", "linear", "cubic")),
+                     ("coordinate_transformation_mode", ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                                         "align_corners", "asymmetric", "tf_crop_and_resize",
+                                                         "tf_half_pixel_for_nn")),
+                     ("nearest_mode", ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")),
+                     ("keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller")))}
+# onnxruntime: 2 is neither (TopK's largest=2 is false; Cast's saturate=2 made NaN of an int64 4)
+_FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted"), "Cast": ("saturate",),
+          "CastLike": ("saturate",)}
 
 
 def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -144,8 +170,7 @@ def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
             return f"input {index} has shape {list(shape)}; it must be a scalar (0-D or one element)"
         if want == "1-D" and len(shape) != 1:
             return f"input {index} has shape {list(shape)}; it must be 1-D"
-    if node.op_type in _MODES:
-        name, known = _MODES[node.op_type]
+    for name, known in _MODES.get(node.op_type, ()):
         value = attrs.get(name)
         value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
         if value is not None and value not in known:
@@ -164,6 +189,58 @@ def _check_depth_to_space(graph: GraphFacts, node, attrs) -> Optional[str]:
         return reason
     if data[1] % (block * block):
         return f"the input's {data[1]} channels are not a multiple of blocksize^2 = {block * block}"
+    return None
+
+
+def _check_space_to_depth(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The height and width are multiples of blocksize (onnxruntime: "SpaceToDepth requires input height to be
+    a multiple of block_size"; strict inference floors the quotient)."""
+    data = graph.shape(node_input(node, 0))
+    block = int(attrs.get("blocksize", 0))
+    if data is None or len(data) != 4 or block < 1:
+        return None
+    for dim, size in (("height", data[2]), ("width", data[3])):
+        if size >= 0 and size % block:
+            return f"the input's {dim} {size} is not a multiple of blocksize {block}"
+    return None
+
+
+def _check_cumsum(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The operands and flags, and a constant axis within the input's rank (onnxruntime: "axis 1 is not in
+    valid range [-1,0]"; strict inference does not read the axis)."""
+    reason = _check_operands(graph, node, attrs)
+    data, axis = graph.shape(node_input(node, 0)), graph.value(node_input(node, 1))
+    if reason or data is None or axis is None or axis.size != 1:
+        return reason
+    value = int(axis.reshape(-1)[0])
+    if not -len(data) <= value < len(data):
+        return f"axis {value} is out of range for an input of rank {len(data)}"
+    return None
+
+
+def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
+    16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
+    never checked)."""
+    data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
+    axis = int(attrs.get("axis", 1))
+    if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
+        return None
+    if len(scale) > 1 and not attrs.get("block_size", 0):  # (seed 47 case 1092: a [5, 3, 2] scale)
+        return f"the scale has shape {list(scale)}; it must be a scalar or 1-D (one value per element of axis)"
+    if len(scale) == 1 and -len(data) <= axis < len(data) and data[axis] >= 0 and scale[0] != data[axis]:
+        return (f"the scale has {scale[0]} values but axis {axis} of the input (shape {list(data)}) has "
+                f"{data[axis]} elements")  # (seed 47 case 1186)
+    return None
+
+
+def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """perm has one entry per dim (onnxruntime: "perm size: 1 does not match input rank: 2")."""
+    data, perm = graph.shape(node_input(node, 0)), attrs.get("perm")
+    if data is not None and perm is not None and len(perm) != len(data):
+        return f"perm {list(perm)} has {len(perm)} entries for an input of rank {len(data)}"
     return None
 
 
@@ -222,8 +299,16 @@ CHECKS: dict[str, Callable] = {
     "ScatterND": _check_nd_indices,
     "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
     "DepthToSpace": _check_depth_to_space,
+    "SpaceToDepth": _check_space_to_depth,
+    "CumSum": _check_cumsum,
+    "PRelu": _check_prelu,
+    "QuantizeLinear": _check_quantize_axis,
+    "DequantizeLinear": _check_quantize_axis,
+    "Transpose": _check_transpose,
     "Einsum": _check_einsum,
     "MeanVarianceNormalization": _check_mvn,
-    **{op: _check_operands for op in ("CumSum", "Trilu", "Clip", "Expand", "Tile", "TopK", "Pad") + _REDUCE},
+    **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
+                                    "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN")
+       + _REDUCE},
     "Gemm": _check_gemm,
 }

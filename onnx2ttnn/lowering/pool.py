@@ -194,13 +194,13 @@ def _bind_indices(ctx: LoweringContext, node: gs.Node, index: gs.Variable, out_s
     ctx.bind(out, ctx.op("add", [index, bias], out_shape, name=out.name))
 
 
-def _window_average(ctx: LoweringContext, node: gs.Node) -> None:
+def _window_average(ctx: LoweringContext, node: gs.Node, whole_kernel: bool = False) -> None:
     out = node.outputs[0]
     out_shape, slices = _windows(ctx, node, 0.0)
     acc = slices[0][1]
     for i, (_, window) in enumerate(slices[1:], 1):
         acc = ctx.op("add", [acc, window], out_shape, name=f"{out.name}_sum{i}")
-    counts = _window_counts(ctx, node)
+    counts = _window_counts(ctx, node, whole_kernel)
     if np.all(counts == counts.flat[0]):
         y = ctx.op("multiply", [acc], out_shape, name=out.name, input_tensor_b=float(1.0 / counts.flat[0]))
     else:
@@ -210,15 +210,18 @@ def _window_average(ctx: LoweringContext, node: gs.Node) -> None:
     ctx.bind(out, y)
 
 
-def _window_counts(ctx: LoweringContext, node: gs.Node) -> np.ndarray:
+def _window_counts(ctx: LoweringContext, node: gs.Node, whole_kernel: bool = False) -> np.ndarray:
     """How many elements each output window averages: input elements, plus the explicit pads when
-    count_include_pad (never the extra end padding of ceil_mode)."""
+    count_include_pad (never the extra end padding of ceil_mode); `whole_kernel` (AveragePool before 19,
+    count_include_pad without ceil_mode): every tap of the kernel, as onnxruntime counts them."""
     kernel, strides, dilations, pads, out_spatial = _geometry(ctx, node)
     include = bool(node.attrs.get("count_include_pad", 0))
     per_dim = []
     for size, (b, e), k, s, d, o in zip(node.inputs[0].shape[2:], pads, kernel, strides, dilations, out_spatial):
         taps = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d  # padded coordinates
         lo, hi = (0, size + b + e) if include else (b, b + size)
+        if whole_kernel:
+            lo, hi = 0, int(taps.max()) + 1
         per_dim.append(((taps >= lo) & (taps < hi)).sum(axis=1))
     counts = per_dim[0].astype(np.float64)
     for c in per_dim[1:]:
@@ -242,18 +245,40 @@ def max_pool(ctx: LoweringContext, node: gs.Node) -> None:
         _window_max(ctx, node)
 
 
-@register("AveragePool", versions=(1, 7, 10, 11, 19, 22), ttnn=("avg_pool2d", "slice", "add", "multiply"),
+@register("AveragePool", versions=(19, 22), ttnn=("avg_pool2d", "slice", "add", "multiply"),
           note="bf16: ttnn.avg_pool2d; fp32/dilations/1-D/3-D: slices + add")
 def average_pool(ctx: LoweringContext, node: gs.Node) -> None:
+    """AveragePool-19: `dilations`; 22: bfloat16.  The output shapes come from ONNX shape inference of the
+    node's own version."""
+    _average_pool(ctx, node, legacy=False)
+
+
+@register("AveragePool", versions=(1, 7, 10, 11), ttnn=("avg_pool2d", "slice", "add", "multiply"),
+          note="bf16: ttnn.avg_pool2d; fp32/1-D/3-D: slices + add")
+def average_pool_1(ctx: LoweringContext, node: gs.Node) -> None:
     """AveragePool-1; 7: `count_include_pad`; 10: `ceil_mode`; 11: the SAME auto_pad output size written as
-    ceil(input / stride) (window_pads); 19: `dilations`; 22: bfloat16.  Each addition defaults to the old
-    behaviour; the output shapes come from ONNX shape inference of the node's own version."""
-    if _covers_the_whole_input(ctx, node):
+    ceil(input / stride) (window_pads).  Each addition defaults to the old behaviour.  Before 19, onnxruntime
+    divides a count_include_pad window without ceil_mode by the whole kernel even where it overhangs the
+    padded input (a kernel larger than the padded input: onnx's inference truncates the negative quotient and
+    says one output element), as _window_counts(legacy=True) does."""
+    _average_pool(ctx, node, legacy=True)
+
+
+def _average_pool(ctx: LoweringContext, node: gs.Node, legacy: bool) -> None:
+    overhang = legacy and bool(node.attrs.get("count_include_pad", 0)) and not node.attrs.get("ceil_mode", 0)
+    if _covers_the_whole_input(ctx, node) and not (overhang and _overhangs(ctx, node)):
         _global(ctx, node, "mean")
     elif _native_ok(ctx, node, "avg"):
         _native_pool(ctx, node, "avg_pool2d", count_include_pad=bool(node.attrs.get("count_include_pad", 0)))
     else:
-        _window_average(ctx, node)
+        _window_average(ctx, node, whole_kernel=overhang)
+
+
+def _overhangs(ctx: LoweringContext, node: gs.Node) -> bool:
+    """Whether some window reaches past the end of the padded input (a kernel larger than it, or ceil_mode)."""
+    kernel, strides, dilations, pads, out_spatial = _geometry(ctx, node)
+    return any((o - 1) * s + (k - 1) * d + 1 > size + b + e for size, (b, e), k, s, d, o in
+               zip(node.inputs[0].shape[2:], pads, kernel, strides, dilations, out_spatial))
 
 
 def _global(ctx: LoweringContext, node: gs.Node, ttnn_op: str) -> None:

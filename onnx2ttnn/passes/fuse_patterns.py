@@ -40,9 +40,13 @@ class FusePatterns(Pass):
 
 
 def _hides_a_graph_output(graph, match: Match) -> bool:
-    """A match that names its result (`out`) would consume a graph output among its other tensors."""
+    """A match that names its result (`out`) would consume a graph output among its other tensors; one that
+    does not, among the tensors its nodes pass each other (matmul-add: a MatMul result that is also a graph
+    output was fused away, fuzz case of the Loop recipe)."""
     out = match.values.get("out")
     if out is None:
-        return False
+        produced = {id(t) for node in match.nodes for t in node.outputs}
+        inner = {id(t) for node in match.nodes for t in node.inputs if id(t) in produced}
+        return any(id(t) in inner for t in graph.outputs)
     outputs = {id(t) for t in graph.outputs} - {id(out)}
     return any(id(t) in outputs for node in match.nodes for t in node.outputs)

@@ -183,3 +183,127 @@ def test_an_einsum_term_with_the_wrong_number_of_labels_is_refused():
         "(Einsum): equation '': operand 0 has 0 labels but its input has rank 2")
     import_model(_one("Einsum", '<equation = "ab->ba">'), {})
     import_model(_one("Einsum", '<equation = "...->...">'), {})
+
+
+# --- found by the fuzzer, seed 31 ------------------------------------------------------------------------------------
+def test_a_prelu_slope_that_does_not_broadcast_to_x_is_refused():
+    """Seed 31 cases 884 and 1264: strict inference broadcasts the slope both ways, the lowering made a [3, 3]
+    product for a [3, 1] output (an internal error: the IR verifier after lower-to-ttnn); onnxruntime refuses
+    it or runs it into a wrong shape."""
+    for x, slope in (([3, 1], (3,)), ([4, 8], (8, 8)), ([2, 3], (1, 2, 3))):
+        message = rejected(_one("PRelu", "", "x, s", f"float{x}", s=np.ones(slope, np.float32)))
+        assert message.endswith(f"(PRelu): the slope of shape {list(slope)} does not broadcast to the input's "
+                                f"shape {x}")
+    for slope in ((3,), (1,), (2, 1), (2, 3), ()):
+        import_model(_one("PRelu", "", "x, s", s=np.ones(slope, np.float32)), {})
+
+
+@pytest.mark.parametrize("index", [1, 2, 3, 4])
+def test_slice_operands_must_be_1_d(index):
+    """Seed 31 case 408: onnxruntime "Ends must be a 1-D array" for a scalar ends."""
+    operands = {"s": np.array([0], np.int64), "e": np.array([2], np.int64), "a": np.array([1], np.int64),
+                "t": np.array([1], np.int64)}
+    import_model(_one("Slice", "", "x, s, e, a, t", **operands), {})
+    name = "seat"[index - 1]
+    operands[name] = operands[name].reshape(())
+    assert rejected(_one("Slice", "", "x, s, e, a, t", **operands)).endswith(
+        f"(Slice): input {index} has shape []; it must be 1-D")
+
+
+def test_a_constant_cumsum_axis_out_of_range_is_refused():
+    """Seed 31 case 1072: onnxruntime "axis 1 is not in valid range [-1,0]"; strict inference does not read it."""
+    assert rejected(_one("CumSum", "", "x, a", "float[3]", a=np.array(1, np.int64))).endswith(
+        "(CumSum): axis 1 is out of range for an input of rank 1")
+    assert rejected(_one("CumSum", "", "x, a", a=np.array([-3], np.int64))).endswith(
+        "(CumSum): axis -3 is out of range for an input of rank 2")
+    import_model(_one("CumSum", "", "x, a", a=np.array(-2, np.int64)), {})
+
+
+def test_space_to_depth_needs_a_height_and_width_multiple_of_blocksize():
+    """Seed 31 case 1476: onnxruntime "SpaceToDepth requires input height to be a multiple of block_size"; strict
+    inference floors the quotient."""
+    assert rejected(_one("SpaceToDepth", "<blocksize = 2>", "x", "float[1, 8, 3, 4]")).endswith(
+        "(SpaceToDepth): the input's height 3 is not a multiple of blocksize 2")
+    assert rejected(_one("SpaceToDepth", "<blocksize = 2>", "x", "float[1, 8, 4, 5]")).endswith(
+        "(SpaceToDepth): the input's width 5 is not a multiple of blocksize 2")
+    import_model(_one("SpaceToDepth", "<blocksize = 2>", "x", "float[1, 8, 4, 6]"), {})
+
+
+def test_a_cast_saturate_other_than_0_or_1_is_refused():
+    """Seed 31 case 740: onnxruntime's Cast of an int64 4 to float with saturate=2 gave NaN (or 0); the program
+    gave 4."""
+    assert rejected(_one("Cast", "<to = 1, saturate = 2>", opset=21)).endswith(
+        "(Cast): saturate is 2; it must be 0 or 1")
+    import_model(_one("Cast", "<to = 1, saturate = 1>", opset=21), {})
+
+
+def test_unknown_gelu_and_resize_modes_and_a_non_1_d_split_are_refused():
+    """Found by the fuzzer (seed 16 with the extended generator, cases 84, 98 and 138): onnxruntime "Unsupported
+    approximation_algorithm: garbage", "The split tensor must be a vector", "nearest_mode:[none] is not
+    supported!" (in linear mode too, where the lowering never reads it)."""
+    assert rejected(_one("Gelu", '<approximate = "garbage">', opset=20)).endswith(
+        "(Gelu): approximate 'garbage' is not one of none, tanh")
+    import_model(_one("Gelu", '<approximate = "tanh">', opset=20), {})
+    assert rejected(_one("Split", "<axis = 1>", "x, s", s=np.array([[3]], np.int64))).endswith(
+        "(Split): input 1 has shape [1, 1]; it must be 1-D")
+    resize = '<mode = "linear", nearest_mode = "{}">'
+    sizes = {"s": np.array([2, 6], np.int64)}
+    assert rejected(_one("Resize", resize.format("none"), 'x, "", "", s', **sizes)).endswith(
+        "(Resize): nearest_mode 'none' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil")
+    import_model(_one("Resize", resize.format("floor"), 'x, "", "", s', **sizes), {})
+
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    ("DequantizeLinear", "<axis = 2>", "x, s", "uint8[3]", {"s": np.float32(0.1)},
+     "axis 2 is out of range for an input of rank 1"),
+    ("LSTM", '<hidden_size = 1, direction = "CRD">', "x, w, r", "float[2, 1, 3]",
+     {"w": np.ones((1, 4, 3), np.float32), "r": np.ones((1, 4, 1), np.float32)},
+     "direction 'CRD' is not one of forward, reverse, bidirectional"),
+    ("Squeeze", "", "x, a", "float[2, 1]", {"a": np.array(1, np.int64)}, "input 1 has shape []; it must be 1-D"),
+    ("Transpose", "<perm = [0]>", "x", "float[2, 3]", {}, "perm [0] has 1 entries for an input of rank 2"),
+])
+def test_what_seed_47_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 47, cases 174, 180, 558, 908, 1250): each converted; onnxruntime refuses each."""
+    assert rejected(_one(op, attrs, inputs, x, **consts)).endswith(f"({op}): {reason}")
+
+
+def test_a_quantize_axis_out_of_range_is_refused():
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[3] x) => (uint8 y) {
+        y = QuantizeLinear<axis = 16>(x, s, z)
+    }
+    """, s=np.float32(0.1), z=np.uint8(0))
+    assert rejected(model).endswith("(QuantizeLinear): axis 16 is out of range for an input of rank 1")
+
+
+def test_an_if_condition_of_more_than_one_element_is_refused():
+    """Found by the fuzzer (seed 47 case 616): onnxruntime "If nodes condition input must have exactly one
+    element"."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (bool[{n}] c, float[2] x) => (float y) {{
+        y = If(c) <then_branch = t () => (float[2] a) {{ a = Neg(x) }},
+                   else_branch = e () => (float[2] b) {{ b = Abs(x) }}>
+    }}
+    """
+    assert rejected(parsed(text.format(n=3))).endswith(
+        "(If): input 0 has shape [3]; it must be a scalar (0-D or one element)")
+    import_model(parsed(text.format(n=1)), {})
+
+
+def test_a_quantize_scale_that_fits_no_axis_is_refused():
+    """Found by the fuzzer (seed 47 cases 1092, 1186: a QuantizeLinear -> DequantizeLinear pair, fused before
+    the lowering's own checks): onnxruntime refuses a scale that is neither per tensor nor per axis."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[5, 2, 5] x) => (float y) {{
+        y = DequantizeLinear{attrs}(x, s)
+    }}
+    """
+    assert rejected(parsed(text.format(attrs=""), s=np.full(5, 0.1, np.float32))).endswith(
+        "(DequantizeLinear): the scale has 5 values but axis 1 of the input (shape [5, 2, 5]) has 2 elements")
+    assert rejected(parsed(text.format(attrs=""), s=np.full((5, 2), 0.1, np.float32))).endswith(
+        "(DequantizeLinear): the scale has shape [5, 2]; it must be a scalar or 1-D (one value per element of axis)")
+    import_model(parsed(text.format(attrs="<axis = 2>"), s=np.full(5, 0.1, np.float32)), {})
+    import_model(parsed(text.format(attrs=""), s=np.full(1, 0.1, np.float32)), {})

@@ -181,3 +181,27 @@ def test_a_ceil_mode_pool_window_larger_than_its_padded_input_is_refused():
                                    "elements in spatial dim 1, stride 2) overhangs the padded input (1 + pads 0 and "
                                    "0; input shape [5, 2, 3, 1]) by a whole stride"), rejected(pool)
     # tests/test_limits.py verifies the window larger than its input that onnxruntime does run
+
+
+def test_a_quantized_conv_kernel_larger_than_its_padded_input_is_refused():
+    """Found by the fuzzer's quantize recipes: a ConvInteger kernel of width 2 over an input of width 1 was an
+    internal error (the IR verifier after lower-to-ttnn); onnxruntime "Invalid input shape: {3,1}"."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (uint8[1, 2, 3, {width}] x) => (int32 y) {{
+        y = ConvInteger<kernel_shape = [1, 2], strides = [2, 2]>(x, w)
+    }}
+    """
+    w = np.ones((4, 2, 1, 2), np.uint8)
+    assert rejected(parsed(text.format(width=1), w=w)).endswith(
+        "(ConvInteger): the window (2 elements in spatial dim 1, kernel [1, 2], dilations [1, 1]) is larger than the "
+        "padded input (1 + pads 0 and 0; input shape [1, 2, 3, 1])")
+    import_model(parsed(text.format(width=2), w=w), {})
+    qlinear = """
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (uint8[1, 2, 3, 1] x) => (uint8 y) {
+        y = QLinearConv<strides = [2, 2]>(x, s, z, w, s, z, s, z)
+    }
+    """
+    assert "(QLinearConv): the window (2 elements in spatial dim 1, kernel [1, 2]" in rejected(
+        parsed(qlinear, w=w, s=np.float32(0.1), z=np.uint8(0)))

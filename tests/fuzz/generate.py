@@ -1,7 +1,8 @@
 """The graph generator: small random models over the claimed ops, valid by construction.
 
 `generate(rng)` builds a graph of one or two float inputs and 2 to MAX_NODES steps.  Each step picks a recipe
-(one claimed op, sometimes behind a few nodes that bring its input into the op's domain, e.g. Log of
+(here, and in tests/fuzz/generate_ops.py: the quantize ops, LSTM/GRU/RNN, If/Loop/Scan, a few host-fallback
+ops; one claimed op, sometimes behind a few nodes that bring its input into the op's domain, e.g. Log of
 |x| + 0.5) with random attributes and constant operands, and keeps it only when strict ONNX shape inference
 accepts the graph so far, so every generated model is checker-valid and its shapes are consistent.  The
 outputs are the last value and sometimes another one.  A generated model that onnxruntime runs must
@@ -15,6 +16,8 @@ from typing import Optional
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from tests.fuzz import generate_ops
 
 MAX_NODES = 6
 OPSETS = (13, 17, 18, 21, 23)
@@ -496,7 +499,7 @@ def r_space(b: Builder) -> bool:
 
 RECIPES = [(r_unary, 4), (r_activation, 3), (r_clip, 1), (r_binary, 4), (r_compare, 1), (r_bool, 2), (r_cast, 1),
            (r_matmul, 3), (r_reduce, 2), (r_norm, 2), (r_conv, 3), (r_pool, 2), (r_reshape, 3), (r_data, 4),
-           (r_space, 1)]
+           (r_space, 1)] + generate_ops.RECIPES
 
 
 def _consistent(b: Builder, outputs: list[str]) -> Optional[onnx.ModelProto]:
@@ -509,13 +512,15 @@ def _consistent(b: Builder, outputs: list[str]) -> Optional[onnx.ModelProto]:
 
 
 def _record(b: Builder, inferred: onnx.ModelProto, names: list[str]) -> bool:
-    known = {vi.name: vi for vi in inferred.graph.value_info}
+    known = {vi.name: vi for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
     for name in names:
         vi = known.get(name)
         if vi is None:
             return False
         tt = vi.type.tensor_type
         dims = tt.shape.dim
+        if not tt.HasField("shape") and name in b.values:  # a shape the recipe knows and inference loses (Loop)
+            continue
         if not tt.HasField("shape") or any(not d.HasField("dim_value") for d in dims):
             return False
         shape = tuple(d.dim_value for d in dims)

@@ -115,3 +115,29 @@ def test_a_max_pool_window_wholly_in_the_padding_is_float32s_lowest_value():
     outputs, leaks, _ = run(m, {"x": np.ones((1, 1, 2, 1), np.float32)})
     assert leaks == []
     np.testing.assert_array_equal(outputs["y"].numpy(), np.full((1, 1, 2, 1), np.finfo(np.float32).min))
+
+
+@pytest.mark.parametrize("opset", [13, 19])
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [2, 2], "strides": [2, 2]},  # the whole 1 x 1 input: was a global mean
+    {"kernel_shape": [3, 3], "strides": [3, 3], "pads": [1, 1, 0, 0]},  # 3 taps over 1 + 1 padded rows
+    {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+])
+@pytest.mark.parametrize("include", [0, 1])
+def test_an_average_window_over_the_end_of_the_padded_input_matches_onnxruntime(opset, attrs, include):
+    """Found by the fuzzer (seed 31 case 355): a 2 x 2 AveragePool-11 with count_include_pad over a 1 x 1 map
+    (onnx's inference truncates (1 - 2) / 2 + 1 to one output element).  Before opset 19 onnxruntime divides by
+    the whole kernel (x / 4), from 19 on by the taps within the padded input (x / 1), as it always does for
+    ceil_mode; the program was a global mean (x / 1) at every opset."""
+    import onnxruntime
+
+    from tests.program_run import run
+
+    shape = [1, 2, 1, 1] if attrs["kernel_shape"] == [2, 2] else [1, 2, 1, 2]
+    m = model("AveragePool", {"x": shape}, attrs={**attrs, "count_include_pad": include}, opset=opset)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32) + 2  # (verify's PCC is blind to x / 4)
+    want = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0]
+    outputs, leaks, _ = run(m, {"x": x})
+    np.testing.assert_allclose(outputs["y"].numpy(), want, rtol=1e-6)
+    assert leaks == []

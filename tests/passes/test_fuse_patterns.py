@@ -35,6 +35,15 @@ def test_matmul_add_of_a_full_matrix_is_not_fused():
         ["MatMul", "Add"]
 
 
+def test_matmul_add_whose_product_is_also_a_graph_output_is_not_fused():
+    """Found by the fuzzer (the Loop recipe: a Loop unrolled into Add(MatMul(x, W), c) beside the MatMul's own
+    output): the fused Linear left the graph output `h` unwritten, an internal error of the IR verifier."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])]
+    model = _model(nodes, {"w": np.ones((8, 4)), "b": np.ones(4)}, [2, 8], [2, 4])
+    model.graph.output.append(helper.make_tensor_value_info("h", TensorProto.FLOAT, [2, 4]))
+    assert _fused_ops(model) == ["MatMul", "Add"]
+
+
 def test_erf_gelu_in_torch_order_becomes_gelu():
     nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
              helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
