@@ -12,7 +12,7 @@ writes bfloat8_b, fused activation, core_grid, L1 or DRAM: docs/ttnn-facts.md §
 that only matmuls and linears read (bfloat8_b input_tensor_a interleaved or height-sharded with a program
 config, input_tensor_b of a batched matmul, against bf16, bfloat8_b or bfloat4_b weights: §38), directly or
 through reshapes that keep its last two dims (a bfloat8_b TILE reshape returns bfloat8_b, §30: the reshapes'
-results go bfloat8_b with it; GPT-2's feed-forward goes linear, reshape, reshape, linear), on one chip (the
+results go bfloat8_b with it; GPT-2's feed-forward goes linear, reshape, reshape, linear), on one chip or a data-parallel chip (its program is the one-chip program; the
 probes are single-chip), in a bf16 program (under --dtype fp32 nothing changes), and whose producer or readers
 no rule pinned to a dtype (`_dtype`: the float32 logit of the output tail, lowering/accuracy.py).  `bfp8` takes
 every candidate; `auto` takes them largest first while the weights' error plus ACTIVATION_ERROR² per tensor stays
@@ -49,8 +49,10 @@ class ChooseActivationFormats(Pass):
         lowered = module.notes.get("lower-to-ttnn", {})
         budget = float(lowered.get("error_budget", 0.0))
         spent = float(lowered.get("weight_error", 0.0))
+        # a data-parallel chip runs the one-chip program (at its share of the batch); tensor-parallel splits are
+        # left in bf16 (their all_reduce inputs and split weights were not probed with bfloat8_b)
         found = candidates(module.graph) if mode != "bf16" and ctx.options.dtype == "bf16" and \
-            ctx.options.chips == 1 else []
+            module.tp == 1 else []
         found.sort(key=lambda c: -c[1])  # largest saving first
         chosen, saved = [], 0
         for chain, saving in found:

@@ -23,6 +23,12 @@ from onnx2ttnn.lowering.versions import schema_version
 from tests.node.cases import NodeCase, running_cases
 
 CASES_PER_VERSION = 2  # enough to exercise the rule at the old version; keeps the extra run time small
+# ops whose older rule has no node-test case of its own: its versions are re-stamped from the newer rule's cases,
+# which the two rules compute alike (a case where they differ would fail, not pass silently)
+FROM_NEWER_RULE = {
+    "AveragePool": "the rule before 19 differs only for a window past the padded input's end (the whole kernel "
+                   "divides), which the re-stamped cases do not have",
+}
 
 
 def _nodes(graph: onnx.GraphProto):
@@ -84,6 +90,9 @@ def restamped_cases() -> tuple[NodeCase, ...]:
                     continue
                 seen.add((op, version))
                 newer = [c for v in versions if v > version for c in one_node.get((op, v), [])]
+                if not newer and op in FROM_NEWER_RULE:
+                    newer = [c for (o, v), cases in sorted(one_node.items()) if o == op and v > version
+                             for c in cases]
                 picked = 0
                 for case in newer:
                     model = _restamp(case.case.model, version)
