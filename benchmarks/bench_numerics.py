@@ -75,17 +75,10 @@ def run_side(source: str, model: str, options: dict, out: str) -> dict[str, np.n
         return {key: saved[key] for key in saved.files}
 
 
-def pcc(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    if np.array_equal(a, b):
-        return 1.0
-    a, b = a - a.mean(), b - b.mean()
-    denominator = np.sqrt((a * a).sum() * (b * b).sum())
-    return float((a * b).sum() / denominator) if denominator else 0.0
-
-
 def figures(side: dict, baseline: dict | None) -> dict:
     """Lowest PCC against onnxruntime; against the baseline's outputs: lowest PCC, largest relative difference."""
+    from onnx2ttnn.verify import pcc  # verify's own measure (NaNs and constant outputs handled as it does)
+
     names = [key[4:] for key in side if key.startswith("got/")]
     row = {"ort": min(pcc(side[f"got/{n}"], side[f"want/{n}"]) for n in names)}
     if baseline is not None:
