@@ -17,18 +17,23 @@ batch: `python -m models.export --full --dynamic-batch bert gpt2 vit`), one row 
 program's at the batch one chip (dp) or one mesh row (dp x tp) runs, the simulator's PCC against onnxruntime
 (`onnx2ttnn.verify` on seeded inputs whose samples all differ, full_inputs: its lowest over the outputs) and buffers left on any chip, and (unless --no-mock) the
 program's own main() on the real ttnn 0.81.1 mock with the matching descriptor (tools/ttnn_mock/run_mesh.py):
-its exit code and the bytes per bank left on a chip after clearing the program cache.  A full-size cell at
+its exit code and the bytes per bank left on a chip after clearing the program cache.  Column `program`: a
+digest of the program text and its weights (program_digest): a cell whose digest is equal on two commits runs
+the same program on both.  A full-size cell at
 batch 8 takes minutes.
-    python benchmarks/bench_mesh.py --full [--models gpt2 vit bert] [--cells n300-1x2-dp t3k-1x8-dp t3k-2x4-tp]
+    python benchmarks/bench_mesh.py --full [--models gpt2 vit bert] [--cells n300-1x2-dp t3k-1x8-dp n300-1x2-tp t3k-1x8-tp t3k-2x4-tp]
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
 
 import onnx2ttnn  # noqa: E402
 from onnx2ttnn.ir.device import get_device  # noqa: E402
@@ -68,9 +73,11 @@ def table(name: str, batch: int, rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-# (device, mesh, parallel, whole batch): dp on n300 and T3000 1x8 (one sample per chip), dp x tp on T3000 2x4
-# (one sample per mesh row, each layer split over the row's 4 chips)
-FULL_CELLS = (("n300", "1x2", "dp", 2), ("t3k", "1x8", "dp", 8), ("t3k", "2x4", "tp", 2))
+# (device, mesh, parallel, whole batch): dp on n300 and T3000 1x8 (one sample per chip), tp on n300 and T3000
+# 1x8 (one sample, each layer split over every chip), dp x tp on T3000 2x4 (one sample per mesh row, each layer
+# split over the row's 4 chips)
+FULL_CELLS = (("n300", "1x2", "dp", 2), ("t3k", "1x8", "dp", 8), ("n300", "1x2", "tp", 1), ("t3k", "1x8", "tp", 1),
+              ("t3k", "2x4", "tp", 2))
 
 
 def full_inputs(name: str, batch: int) -> dict:
@@ -92,6 +99,17 @@ def full_inputs(name: str, batch: int) -> dict:
     return feeds
 
 
+def program_digest(conversion) -> str:
+    """A digest of the program text and its weights (names, dtypes, shapes, bytes): equal digests on two commits
+    mean the same program runs, so a cell measured on one holds on the other."""
+    digest = hashlib.sha256(conversion.program.source.encode())
+    for name in sorted(conversion.program.weights):
+        array = np.ascontiguousarray(conversion.program.weights[name])
+        digest.update(f"{name}:{array.dtype}:{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()[:12]
+
+
 def full_cell(name: str, path: str, device: str, mesh: str, parallel: str, batch: int, single: dict, folder: str,
               mock) -> dict:
     """One acceptance cell of the full-size model at `path` (see the module's docstring); `single` caches the
@@ -111,10 +129,11 @@ def full_cell(name: str, path: str, device: str, mesh: str, parallel: str, batch
     conversion = onnx2ttnn.convert(path, program, device=device, mesh=mesh, parallel=parallel,
                                    input_shapes=batch_shapes(path, batch))
     params = placement_report(conversion).parameter_bytes
+    digest = program_digest(conversion)
     result = verify(path, device=device, conversion=conversion, inputs=full_inputs(name, batch))
     row = {"cell": f"{device} {mesh} {parallel}", "batch": batch, "params": params, "single": single[per_program],
            "pcc": min(o.pcc for o in result.outputs), "leaks": len(result.leaks), "passed": result.passed,
-           "sim_s": time.time() - start, "mock": "not run"}
+           "sim_s": time.time() - start, "mock": "not run", "program": digest}
     if mock is not None:
         from tests.real_ttnn.mock import run_mesh_program
 
@@ -131,11 +150,11 @@ def full_cell(name: str, path: str, device: str, mesh: str, parallel: str, batch
 
 def full_table(name: str, rows: list[dict]) -> str:
     head = (f"{'model':6} {'cell':16} {'batch':>5} {'params/chip B':>13} {'one chip B':>11} {'ratio':>6} "
-            f"{'sim PCC min':>11} {'leaks':>5} {'sim s':>6}  mock")
+            f"{'sim PCC min':>11} {'leaks':>5} {'sim s':>6} {'program':12}  mock")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{name:6} {r['cell']:16} {r['batch']:5d} {r['params']:13d} {r['single']:11d} "
-                     f"{r['params'] / r['single']:6.3f} {r['pcc']:11.6f} {r['leaks']:5d} {r['sim_s']:6.0f}  "
+                     f"{r['params'] / r['single']:6.3f} {r['pcc']:11.6f} {r['leaks']:5d} {r['sim_s']:6.0f} {r['program']:12}  "
                      f"{r['mock']}" + (f" ({r['mock_s']:.0f} s)" if "mock_s" in r else ""))
     return "\n".join(lines)
 
