@@ -227,6 +227,9 @@ def main(argv=None) -> int:
     failed = []
     for entry in entries:
         exporters = entry.exporters if args.exporter == "all" else (args.exporter,)
+        if args.exporter != "all" and args.exporter not in entry.exporters and not args.dynamic_batch:
+            print(f"{entry.name}: exported with {entry.exporters[0]} (the only exporter it takes)")
+            exporters = entry.exporters[:1]
         for exporter in exporters:
             try:
                 export(entry, "full" if args.full else "reduced", exporter, dynamic_batch=args.dynamic_batch)
