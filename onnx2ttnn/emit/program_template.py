@@ -43,6 +43,9 @@ import ttnn
             w.line(f"{ascii(ident)}: ({ascii(t.name)}, {em.caller_shape(t)!r}, "
                    f"{ascii(np.dtype(t.dtype).name)}),")
     w.line("}")
+    w.line("# integer inputs used as row indices -> rows they may pick (random_inputs draws ids below it)")
+    rows = {ident: module.index_rows[t.name] for ident, t in inputs.items() if t.name in module.index_rows}
+    w.line(f"INDEX_ROWS = {rows!a}")
     w.line(f"OUTPUTS = {[t.name for t in module.graph.outputs]!a}")
     w.line(f"NOT_TRACEABLE = {ascii(em.trace.reason)}  # why --trace is refused (None: the forward can be traced)")
     w.line()
@@ -142,13 +145,16 @@ TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (a
 
 
 def random_inputs(seed=0):
-    """Seeded random inputs of the right shapes: floats ~ N(0, 1), integers and booleans ones."""
+    """Seeded random inputs of the right shapes: floats ~ N(0, 1), row indices uniform below their table's rows
+    (INDEX_ROWS), other integers and booleans ones (masks)."""
     generator = torch.Generator().manual_seed(seed)
     inputs = {}
     for ident, (_, shape, dtype) in INPUTS.items():
         torch_dtype = getattr(torch, dtype)
         if torch_dtype.is_floating_point:
             inputs[ident] = torch.randn(shape, generator=generator).to(torch_dtype)
+        elif ident in INDEX_ROWS:
+            inputs[ident] = torch.randint(0, INDEX_ROWS[ident], shape, generator=generator).to(torch_dtype)
         else:
             inputs[ident] = torch.ones(shape, dtype=torch_dtype)
     return inputs

@@ -1,5 +1,5 @@
 """From a file (or ModelProto) to the IR Module: load, inline model-local functions, override input shapes,
-infer shapes, validate, import."""
+infer shapes, validate, import; note which integer inputs index tables (frontend/index_inputs.py)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +11,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.batch_split import split_batch
 from onnx2ttnn.frontend.functions import inline_functions
+from onnx2ttnn.frontend.index_inputs import index_rows
 from onnx2ttnn.frontend.load import load_model, opset_of
 from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
 from onnx2ttnn.frontend.validate import validate_model
@@ -69,4 +70,5 @@ def import_proto(proto: onnx.ModelProto, path: Optional[str], input_shapes: dict
     if path is not None:
         defer_external_weights(graph, os.path.dirname(os.path.abspath(path)), shared)
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
-    return Module(graph=graph, opset=opset, source_path=path, producer=producer, batch_dims=batch_dims)
+    return Module(graph=graph, opset=opset, source_path=path, producer=producer, batch_dims=batch_dims,
+                  index_rows=index_rows(graph))

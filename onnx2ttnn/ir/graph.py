@@ -94,6 +94,9 @@ class Module:
     # bytes per core of the L1_SMALL region the program opens its device (or mesh) with: what its convs keep there
     # (memory/l1_small.py, set by place-memory; docs/design.md §6.33); the emitter and verify read it
     l1_small_size: int = 16384
+    # integer graph inputs used as row indices -> how many rows they may pick (frontend/index_inputs.py): the
+    # program's random_inputs() draws ids below it
+    index_rows: dict = field(default_factory=dict)
 
     @property
     def chips(self) -> int:

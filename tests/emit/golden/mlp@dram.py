@@ -22,6 +22,8 @@ WEIGHTS = 'mlp_ttnn.npz'
 INPUTS = {
     'x': ('x', (4, 64), 'float32'),
 }
+# integer inputs used as row indices -> rows they may pick (random_inputs draws ids below it)
+INDEX_ROWS = {}
 OUTPUTS = ['probs']
 NOT_TRACEABLE = None  # why --trace is refused (None: the forward can be traced)
 
@@ -113,13 +115,16 @@ TRACE_REGION_SIZE = 16777216  # --trace: DRAM bytes for the captured commands (a
 
 
 def random_inputs(seed=0):
-    """Seeded random inputs of the right shapes: floats ~ N(0, 1), integers and booleans ones."""
+    """Seeded random inputs of the right shapes: floats ~ N(0, 1), row indices uniform below their table's rows
+    (INDEX_ROWS), other integers and booleans ones (masks)."""
     generator = torch.Generator().manual_seed(seed)
     inputs = {}
     for ident, (_, shape, dtype) in INPUTS.items():
         torch_dtype = getattr(torch, dtype)
         if torch_dtype.is_floating_point:
             inputs[ident] = torch.randn(shape, generator=generator).to(torch_dtype)
+        elif ident in INDEX_ROWS:
+            inputs[ident] = torch.randint(0, INDEX_ROWS[ident], shape, generator=generator).to(torch_dtype)
         else:
             inputs[ident] = torch.ones(shape, dtype=torch_dtype)
     return inputs
