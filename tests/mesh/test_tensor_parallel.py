@@ -109,6 +109,38 @@ def test_a_square_projection_to_an_output_stays_whole(tmp_path):
     assert result.module.notes["split-tensor-parallel"]["vocab_parallel"] == 0
 
 
+def _tied_lm(folder, vocab=50257, hidden=256) -> str:
+    """ids -> Gather(table [vocab, hidden]) -> a feed-forward pair + residual -> MatMul(., Transpose(table)): a
+    language model whose head is tied to its token table as GPT-2's export writes it, at GPT-2's vocabulary."""
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.standard_normal((vocab, hidden)).astype(np.float32) / 8, "table"),
+               numpy_helper.from_array(rng.standard_normal((hidden, 4 * hidden)).astype(np.float32) / 8, "w1"),
+               numpy_helper.from_array(rng.standard_normal((4 * hidden, hidden)).astype(np.float32) / 8, "w2")]
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"]), helper.make_node("MatMul", ["e", "w1"], ["h"]),
+             helper.make_node("Relu", ["h"], ["r"]), helper.make_node("MatMul", ["r", "w2"], ["m"]),
+             helper.make_node("Add", ["m", "e"], ["z"]), helper.make_node("Transpose", ["table"], ["t"], perm=[1, 0]),
+             helper.make_node("MatMul", ["z", "t"], ["logits"])]
+    graph = helper.make_graph(nodes, "lm", [helper.make_tensor_value_info("ids", 7, [1, 32])],
+                              [helper.make_tensor_value_info("logits", 1, [1, 32, vocab])], weights)
+    path = str(folder / "lm.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_a_tied_head_at_gpt2s_vocabulary_leaves_each_chip_under_a_fifth(tmp_path):
+    """T3000 1x8: the table split on its width and the head over its vocab (50257 padded to 50432 columns, 6304
+    per chip) leave each chip 1/8 of both: per-chip parameters <= 0.2x the one-chip program's (with the head
+    replicated they are 0.55x)."""
+    model = _tied_lm(tmp_path)
+    one = placement_report(onnx2ttnn.convert(model, device="n150", weights="bf16"))
+    tp = onnx2ttnn.convert(model, device="t3k", parallel="tp", weights="bf16")
+    head = [n for n in tp.module.graph.nodes if n.op == "linear"][-1]
+    assert list(head.inputs[1].shape) == [256, 6304]
+    (cut,) = [n for n in tp.module.graph.nodes if n.op == "slice"]
+    assert list(cut.outputs[0].shape) == [1, 32, 50257]
+    assert placement_report(tp).parameter_bytes <= 0.2 * one.parameter_bytes
+
+
 @pytest.mark.parametrize("device,mesh", [("n300", ""), ("t3k", "1x8")])
 def test_gpt2_with_its_lm_head_matches_onnxruntime(dp_model, device, mesh, tmp_path):
     """GPT-2 with its tied LM head (the zoo's gpt2_lm, reduced: vocab 512): the head's weight, a transposed
