@@ -22,7 +22,9 @@ zero heads, feed-forward widths to whole tiles per chip with zero columns (and t
 row-parallel weight): exact, at the cost of the padding's work.  A model without a pair, or an attention whose
 heads reach other ops or whose mask has one row per head, is refused naming the node.
 Before (2 chips): `y = linear(x, w[64, 256]); z = linear(y, v[256, 64])`; after: `y: [.., 128] _tp=(last,)`,
-`z = linear(y, v[128, 64]) _tp=(partial,)`, `r = all_reduce(z, cluster_axis=1)` read where z was.
+`z = linear(y, v[128, 64]) _tp=(partial,)`, `r = all_reduce(z, cluster_axis=1)` read where z was; a head
+`logits = linear(h, u[64, 500])` read by a download becomes `linear(h, u[64, 256]) _tp=(last,)` (500 padded to
+512), `all_gather(.., dim=-1, cluster_axis=1)` to 512 columns, `slice` to 500, read by the download.
 """
 from __future__ import annotations
 
@@ -317,6 +319,7 @@ def _vocab_parallel(node: gs.Node, tp: int, graph, params) -> None:
     if width != vocab:
         cut = gs.Variable(out.name + "_vocab", dtype=out.dtype, shape=[int(d) for d in out.shape[:-1]] + [vocab])
         replace_uses(whole, cut)
+        graph.outputs = [cut if t is whole else t for t in graph.outputs]
         rank = len(out.shape)
         last = ttnn_node("slice", [whole], [cut], node.attrs.get("_source", ""), slice_start=[0] * rank,
                          slice_end=[int(d) for d in cut.shape], slice_step=[1] * rank, _tp=(None,))
