@@ -11,8 +11,9 @@ Usage: python benchmarks/bench_mesh.py [--models gpt2 bert vit cnn] [--batch 32]
 Models: the reduced zoo entries exported with a dynamic batch dim (tests/mesh/models.py; a model exported with
 its batch fixed cannot be split).  Results of a run are kept in benchmarks/README.md.
 
-With --full: issue #15's acceptance cells at full size (BERT-base, GPT-2 small, ViT-B/16 exported with a dynamic
-batch: `python -m models.export --full --dynamic-batch bert gpt2 vit`), one row per model and cell of FULL_CELLS
+With --full: issue #15's acceptance cells at full size (BERT-base, GPT-2 small, ViT-B/16, and GPT-2 with its LM
+head, gpt2_lm, exported with a dynamic batch: `python -m models.export --full --dynamic-batch bert gpt2 vit
+gpt2_lm`), one row per model and cell of FULL_CELLS
 (or --cells): converted with default options, one chip's parameter bytes against the single-chip (n150)
 program's at the batch one chip (dp) or one mesh row (dp x tp) runs, the simulator's PCC against onnxruntime
 (`onnx2ttnn.verify` on seeded inputs whose samples all differ, full_inputs: its lowest over the outputs) and buffers left on any chip, and (unless --no-mock) the
@@ -182,7 +183,7 @@ def main_full(args) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=None,
-                        help="default: gpt2 bert vit cnn (with --full: gpt2 bert vit)")
+                        help="default: gpt2 bert vit cnn (with --full: gpt2 bert vit gpt2_lm)")
     parser.add_argument("--batch", type=int, default=32, help="the whole batch (divides by 1, 2, 8 and 32)")
     parser.add_argument("--memory", default="auto")
     parser.add_argument("--full", action="store_true", help="issue #15's acceptance cells at full size")
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     os.environ.setdefault("ONNX2TTNN_VERIFY_EACH", "0")
     if args.full:
-        args.models = args.models or ["gpt2", "bert", "vit"]
+        args.models = args.models or ["gpt2", "bert", "vit", "gpt2_lm"]
         return main_full(args)
     args.models = args.models or ["gpt2", "bert", "vit", "cnn"]
     from tests.mesh.models import dynamic_model

@@ -178,6 +178,11 @@ MODELS: list[ZooModel] = [
     ZooModel("gpt2", "GPT-2 small", "transformers", config="GPT2Config", model="GPT2Model",
              reduced=dict(n_embd=64, n_layer=2, n_head=4, vocab_size=512, n_positions=64), inputs=_text(16, mask=False),
              outputs=("last_hidden_state",), exporters=BOTH),
+    # with its LM head (the vocab projection, tied to the token table as transformers ties it): what
+    # tensor parallel splits over the vocab (docs/design.md §6.21)
+    ZooModel("gpt2_lm", "GPT-2 small with its LM head", "transformers", config="GPT2Config", model="GPT2LMHeadModel",
+             reduced=dict(n_embd=64, n_layer=2, n_head=4, vocab_size=512, n_positions=64), inputs=_text(16, mask=False),
+             outputs=("logits",)),
     ZooModel("llama", "LLaMA-style decoder", "transformers", config="LlamaConfig", model="LlamaModel",
              reduced=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                           intermediate_size=128, vocab_size=512, max_position_embeddings=64),

@@ -11,13 +11,20 @@ Pairs: attention (QKV linear column-parallel, heads split: num_heads / chips hea
 SDPA / concatenate_heads, output projection row-parallel) and feed-forward (a linear whose result only
 reshapes and a second linear read: the first column-parallel, the second row-parallel).  A row-parallel
 linear gives partial sums: an `all_reduce(cluster_axis=1)` follows it, before the residual add.  Everything
-else (norms, the LM head) is replicated; an embedding table whose width splits into whole tiles per chip is
-split on its width, an `all_gather(dim=-1, cluster_axis=1)` after the lookup.  Heads that do not divide by the chips are padded with
+else (norms, a pooler) is replicated; an embedding table whose width splits into whole tiles per chip is
+split on its width, an `all_gather(dim=-1, cluster_axis=1)` after the lookup.  A vocab projection (an LM head
+or a classifier wider than the model) is column-parallel over its output columns: the rule is a linear no pair
+took, with a 2-D weight parameter [K, N], N > K and N >= chips x 32, whose result only the download of a graph
+output reads; its columns padded with zero columns to whole tiles per chip, then `all_gather(dim=-1,
+cluster_axis=1)` joins the logits and a `slice` drops the padding (BERT's and ViT's poolers, [768, 768], are
+not vocab projections and stay whole).  Heads that do not divide by the chips are padded with
 zero heads, feed-forward widths to whole tiles per chip with zero columns (and the matching zero rows of the
 row-parallel weight): exact, at the cost of the padding's work.  A model without a pair, or an attention whose
 heads reach other ops or whose mask has one row per head, is refused naming the node.
 Before (2 chips): `y = linear(x, w[64, 256]); z = linear(y, v[256, 64])`; after: `y: [.., 128] _tp=(last,)`,
-`z = linear(y, v[128, 64]) _tp=(partial,)`, `r = all_reduce(z, cluster_axis=1)` read where z was.
+`z = linear(y, v[128, 64]) _tp=(partial,)`, `r = all_reduce(z, cluster_axis=1)` read where z was; a head
+`logits = linear(h, u[64, 500])` read by a download becomes `linear(h, u[64, 256]) _tp=(last,)` (500 padded to
+512), `all_gather(.., dim=-1, cluster_axis=1)` to 512 columns, `slice` to 500, read by the download.
 """
 from __future__ import annotations
 
@@ -59,8 +66,12 @@ class SplitTensorParallel(Pass):
         tables = [n for n in list(graph.nodes) if n.op == "embedding" and _table(n, tp) is not None]
         for node in tables:
             _embedding(node, tp, graph, params)
+        heads = [n for n in list(graph.nodes) if _vocab_projection(n, tp)]
+        for node in heads:
+            _vocab_parallel(node, tp, graph, params)
         graph.toposort()
-        module.notes[self.name] = {"chips": tp, "row_parallel": len(rows), "embeddings": len(tables)}
+        module.notes[self.name] = {"chips": tp, "row_parallel": len(rows), "embeddings": len(tables),
+                                   "vocab_parallel": len(heads)}
 
 
 def _fail(node: gs.Node, why: str) -> None:
@@ -266,11 +277,55 @@ def _embedding(node: gs.Node, tp: int, graph, params) -> None:
     out = node.outputs[0]
     width = int(out.shape[-1])
     _per_chip(node, ((_last(out), width // tp),))
+    _gather(node, width, graph, tp)
+
+
+def _gather(node: gs.Node, width: int, graph, tp: int) -> gs.Variable:
+    """`all_gather(dim=-1, cluster_axis=1)` of `node`'s column-split output into its `width` columns, read
+    wherever the output was; returns the gathered tensor."""
+    out = node.outputs[0]
     whole = gs.Variable(out.name + "_gathered", dtype=out.dtype, shape=[int(d) for d in out.shape[:-1]] + [width])
     replace_uses(out, whole)
     graph.outputs = [whole if t is out else t for t in graph.outputs]
     graph.nodes.append(ttnn_node("all_gather", [out], [whole], node.attrs.get("_source", ""), dim=-1,
                                  cluster_axis=TP_AXIS, _tp=(None,), _ccl_chips=tp))
+    return whole
+
+
+def _vocab_projection(node: gs.Node, tp: int) -> bool:
+    """True for a linear no pair took whose weight is a 2-D parameter [K, N] widening the model (N > K) to at
+    least a tile per chip, and whose result only the download of a graph output reads: an LM head (a pooler's
+    square weight, or a linear feeding more layers, is not one)."""
+    if node.op != "linear" or node.attrs.get("_tp") or node.attrs.get("transpose_b") or len(node.inputs) < 2:
+        return False
+    shape = node.inputs[1].shape or ()
+    readers = node.outputs[0].outputs
+    return (_upload(node.inputs[1]) is not None and len(shape) == 2 and int(shape[1]) > int(shape[0])
+            and int(shape[1]) >= tp * TILE and len(readers) > 0
+            and all(r.op == "to_torch" and r.attrs.get("_output") for r in readers))
+
+
+def _vocab_parallel(node: gs.Node, tp: int, graph, params) -> None:
+    """The vocab projection column-parallel: each chip computes its columns (the vocab padded with zero
+    columns to whole tiles per chip), `all_gather` joins them, a `slice` drops the padding; verify's probes of
+    the logits move to the whole value."""
+    out = node.outputs[0]
+    vocab = int(out.shape[-1])
+    width = -(-vocab // (tp * TILE)) * tp * TILE
+    _column(node, tp, graph, params, width)
+    whole = _gather(node, width, graph, tp)
+    probes = node.attrs.pop("_probes", None)
+    last = whole.inputs[0]
+    if width != vocab:
+        cut = gs.Variable(out.name + "_vocab", dtype=out.dtype, shape=[int(d) for d in out.shape[:-1]] + [vocab])
+        replace_uses(whole, cut)
+        graph.outputs = [cut if t is whole else t for t in graph.outputs]
+        rank = len(out.shape)
+        last = ttnn_node("slice", [whole], [cut], node.attrs.get("_source", ""), slice_start=[0] * rank,
+                         slice_end=[int(d) for d in cut.shape], slice_step=[1] * rank, _tp=(None,))
+        graph.nodes.append(last)
+    if probes:
+        last.attrs["_probes"] = probes
 
 
 def _reduce(linear: gs.Node, graph: gs.Graph, tp: int, device) -> None:

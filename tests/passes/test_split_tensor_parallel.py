@@ -1,5 +1,6 @@
 """split-tensor-parallel (passes/split_tensor_parallel.py): per-chip shapes and `_tp` notes of a feed-forward
-pair, zero-padded widths, heads padded to a multiple of the chips, and the refusal of a model with no pair.
+pair, zero-padded widths, heads padded to a multiple of the chips, a vocab projection split over its columns (and
+linears that are not one left whole), and the refusal of a model with no pair.
 (Whole programs on the simulated and mock meshes: tests/mesh/test_tensor_parallel.py, tests/real_ttnn.)"""
 from __future__ import annotations
 
@@ -22,7 +23,38 @@ def test_notes_and_padding_of_a_feed_forward_pair(tmp_path):
     assert list(first.outputs[0].shape) == [1, 32, 32] and list(second.inputs[1].shape) == [32, 64]
     rows = np.asarray(second.inputs[1].inputs[0].inputs[0].values)
     assert rows.shape == (256, 64) and not rows[96:].any() and rows[:96].any()
-    assert module.notes["split-tensor-parallel"] == {"chips": 8, "row_parallel": 1, "embeddings": 0}
+    assert module.notes["split-tensor-parallel"] == {"chips": 8, "row_parallel": 1, "embeddings": 0,
+                                                     "vocab_parallel": 0}
+
+
+def _readers(tensor) -> list:
+    return [n for n in tensor.outputs if n.op != "deallocate"]
+
+
+def test_a_vocab_projection_is_padded_with_zero_columns_gathered_and_cut(tmp_path):
+    """A head [64, 500] over n300's 2 chips: weight and bias padded to 512 columns (zeros), 256 per chip
+    (`_tp` on the last dim), then all_gather and a slice back to 500 columns, which the download reads."""
+    module = onnx2ttnn.convert(_mlp(tmp_path, vocab=500), device="n300", parallel="tp", weights="bf16").module
+    head = [n for n in module.graph.nodes if n.op == "linear"][-1]
+    assert head.attrs["_tp"] == (2,) and list(head.outputs[0].shape) == [1, 32, 256]
+    weight, bias = (np.asarray(t.inputs[0].inputs[0].values) for t in head.inputs[1:3])
+    assert weight.shape == (64, 512) and not weight[:, 500:].any() and weight[:, :500].any()
+    assert bias.shape[-1] == 512 and not bias[..., 500:].any()
+    (gather,) = _readers(head.outputs[0])
+    assert gather.op == "all_gather" and gather.attrs["dim"] == -1 and gather.attrs["cluster_axis"] == 1
+    (cut,) = _readers(gather.outputs[0])
+    assert cut.op == "slice" and list(cut.attrs["slice_end"]) == [1, 32, 500]
+    assert [n.op for n in _readers(cut.outputs[0])] == ["to_torch"]
+    assert module.notes["split-tensor-parallel"]["vocab_parallel"] == 1
+
+
+@pytest.mark.parametrize("vocab,why", [(64, "square, as a pooler"), (16, "narrower than the model")])
+def test_a_projection_that_does_not_widen_the_model_stays_whole(tmp_path, vocab, why):
+    module = onnx2ttnn.convert(_mlp(tmp_path, vocab=vocab), device="n300", parallel="tp", weights="bf16").module
+    head = [n for n in module.graph.nodes if n.op == "linear"][-1]
+    assert not head.attrs.get("_tp") and list(head.outputs[0].shape) == [1, 32, vocab], why
+    assert not [n for n in module.graph.nodes if n.op in ("all_gather", "slice")]
+    assert module.notes["split-tensor-parallel"]["vocab_parallel"] == 0
 
 
 def test_heads_are_padded_to_a_multiple_of_the_chips(dp_model):

@@ -53,7 +53,9 @@ def test_host_steps_of_a_data_parallel_program_run_on_the_mock_mesh(ttnn_mock, n
 
 
 # tensor parallel (docs/design.md §6.21): over one row (n300 1x2, T3000 1x8) and dp x tp on T3000 2x4
-TP_CASES = [("bert", "n300", "", 1), ("gpt2", "n300", "", 1), ("gpt2", "t3k", "1x8", 1), ("vit", "t3k", "2x4", 2)]
+# (gpt2_lm: GPT-2 with its LM head, the head split over the vocab and its logits gathered)
+TP_CASES = [("bert", "n300", "", 1), ("gpt2", "n300", "", 1), ("gpt2", "t3k", "1x8", 1), ("vit", "t3k", "2x4", 2),
+            ("gpt2_lm", "t3k", "1x8", 1)]
 
 
 def assert_uploads_allocate_only_the_parameters(report: dict) -> None:
@@ -82,3 +84,17 @@ def test_tensor_parallel_program_runs_on_the_mock_mesh(ttnn_mock, dp_model, name
     assert_uploads_allocate_only_the_parameters(report)
     shapes = re.findall(r": shape \((\d+),", report["stdout"])
     assert shapes and all(int(s) == batch for s in shapes), report["stdout"]
+
+
+def test_a_padded_vocab_projection_runs_on_the_mock_mesh(ttnn_mock, tmp_path):
+    """A head [64, 500] over n300's 2 chips: its columns padded to 512, each chip's 256 computed, all_gather joins
+    them and a slice drops the 12 padding columns (docs/design.md §6.21); the output has the model's 500."""
+    from tests.mesh.test_tensor_parallel import _mlp
+
+    program = str(tmp_path / "tp_ttnn.py")
+    onnx2ttnn.convert(_mlp(tmp_path, vocab=500), program, device="n300", parallel="tp").write(program)
+    report = run_mesh_program(ttnn_mock, program, "n300", "--iterations", "1")
+    assert report["exit"] == 0, report
+    assert report["memory_after_clearing_program_cache"] == {"L1": 0, "DRAM": 0}, report
+    assert_uploads_allocate_only_the_parameters(report)
+    assert re.search(r": shape \(1, 32, 500\)", report["stdout"]), report["stdout"]
