@@ -20,7 +20,7 @@ program's at the batch one chip (dp) or one mesh row (dp x tp) runs, the simulat
 program's own main() on the real ttnn 0.81.1 mock with the matching descriptor (tools/ttnn_mock/run_mesh.py):
 its exit code and the bytes per bank left on a chip after clearing the program cache.  Column `program`: a
 digest of the program text and its weights (program_digest): a cell whose digest is equal on two commits runs
-the same program on both.  A full-size cell at
+the same program on both; `--full --digests` prints the digests alone (conversion only, a minute a cell).  A full-size cell at
 batch 8 takes minutes.
     python benchmarks/bench_mesh.py --full [--models gpt2 vit bert] [--cells n300-1x2-dp t3k-1x8-dp n300-1x2-tp t3k-1x8-tp t3k-2x4-tp]
 """
@@ -164,6 +164,8 @@ def main_full(args) -> None:
     from tests.mesh.models import export_dynamic_batch
 
     cells = [c for c in FULL_CELLS if not args.cells or f"{c[0]}-{c[1]}-{c[2]}" in args.cells]
+    if args.digests:
+        return print_digests(args.models, cells)
     mock = None
     if not args.no_mock:
         from tests.real_ttnn.mock import TTNNMock
@@ -180,6 +182,18 @@ def main_full(args) -> None:
         print()
 
 
+def print_digests(models: list[str], cells: list[tuple]) -> None:
+    """Each cell's program digest only (converted, not run): which cells a commit changed."""
+    from tests.mesh.models import batch_shapes, export_dynamic_batch
+
+    for name in models:
+        path = export_dynamic_batch(name, "full")
+        for device, mesh, parallel, batch in cells:
+            conversion = onnx2ttnn.convert(path, device=device, mesh=mesh, parallel=parallel,
+                                           input_shapes=batch_shapes(path, batch))
+            print(f"{name:8} {device} {mesh} {parallel} {batch}  {program_digest(conversion)}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=None,
@@ -189,6 +203,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--full", action="store_true", help="issue #15's acceptance cells at full size")
     parser.add_argument("--cells", nargs="+", help="with --full: a subset of FULL_CELLS, as n300-1x2-dp ...")
     parser.add_argument("--no-mock", action="store_true", help="with --full: the simulator only")
+    parser.add_argument("--digests", action="store_true",
+                        help="with --full: only convert each cell and print its program digest")
     args = parser.parse_args(argv)
     os.environ.setdefault("ONNX2TTNN_VERIFY_EACH", "0")
     if args.full:
