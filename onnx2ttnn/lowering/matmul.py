@@ -51,6 +51,7 @@ def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, 
     """`(x @ codes + bias / scale) * scale` (lowering/weight_codes.py): the codes uploaded as bfloat8_b, exact."""
     codes, scale = coded
     ctx.note_weight_dtype(name, "bfp8", "integer codes (exact), the scale applied after the linear")
+    ctx.dequantized.setdefault(name + "_codes", np.float32(1.0))  # the weights file keeps them as int8 codes
     inputs = [x, ctx.float_param(codes, name + "_codes", key=(name, "codes"), dtype="bfp8")]
     if bias is not None:
         inputs.append(ctx.float_param((np.asarray(bias, np.float32) / scale).reshape(1, -1), out_name + "_bias",

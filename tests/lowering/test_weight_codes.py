@@ -49,6 +49,8 @@ def test_fp32_uploads_the_codes_as_bfloat8_b_and_matches_onnxruntime_exactly():
         in conversion.source
     ops = [n.op for n in conversion.module.graph.nodes if not n.attrs.get("_param")]
     assert ops.count("linear") == 1 and ops.count("multiply") == 3  # the two pairs' and the scale's
+    stored = {key: array.dtype for key, array in conversion.program.weights.items() if "codes" in key}
+    assert list(stored.values()) == [np.int8, np.float32], stored  # the weights file: int8 codes, unit scale
     report = verify(model, conversion=conversion, inputs=_inputs())
     assert report.passed and report.outputs[0].max_abs == 0.0, report  # onnxruntime's codes, every one
 
