@@ -99,15 +99,16 @@ def choose(kind: str, formats: Iterable[str], forced: Optional[str] = None, fp32
     """The config of one call: `kind` MATRIX (matmul, linear), CONV or REDUCTION (softmax, norms), `formats`
     its float operands' storage dtypes, `forced` a fidelity every call takes (--math-fidelity) or None;
     `fp32_dest`: a conv asked for a float32 result (lowering/accuracy.py), which it computes in a bfloat16
-    dest unless fp32_dest_acc_en is set (docs/ttnn-facts.md §16)."""
+    dest unless fp32_dest_acc_en is set (docs/ttnn-facts.md §16); a matmul or linear asked for one (a QDQ
+    linear on integer codes, lowering/weight_codes.py) takes HiFi4 and a float32 dest, whatever its formats."""
     if kind not in (MATRIX, CONV, REDUCTION):
         raise ValueError(f"unknown kernel kind {kind!r}")
-    fidelity = forced or fidelity_for(formats)
+    fidelity = forced or ("HiFi4" if fp32_dest and kind == MATRIX else fidelity_for(formats))
     if fidelity not in FIDELITIES:
         raise ValueError(f"unknown math fidelity {fidelity!r}; known: {', '.join(FIDELITIES)}")
     if kind == CONV:
         return KernelConfig(fidelity, math_approx_mode=False, fp32_dest_acc_en=fp32_dest, packer_l1_acc=False)
-    precise = kind == REDUCTION or fidelity in ("HiFi3", "HiFi4")
+    precise = kind == REDUCTION or fidelity in ("HiFi3", "HiFi4") or fp32_dest
     return KernelConfig(fidelity, math_approx_mode=False, fp32_dest_acc_en=precise,
                         packer_l1_acc=not precise)
 

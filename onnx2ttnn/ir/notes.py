@@ -71,8 +71,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "graph input whose values may lie outside it (int64 into int32): the program checks them at upload time "
          "(an error, never a wrap)", (DECOMPOSE,), ("emit",), ops=("from_torch",)),
     Note("float_dest", bool, "a conv asked for a float32 result at the output tail (lowering/accuracy.py): its "
-         "compute config accumulates in a float32 dest, which conv2d needs for a float32-accurate result",
-         (LOWER,), ("choose-kernel-configs",), ops=("conv2d", "conv_transpose2d")),
+         "compute config accumulates in a float32 dest, which conv2d needs for a float32-accurate result; a "
+         "linear on a QDQ weight's integer codes (lowering/weight_codes.py): HiFi4 and a float32 dest",
+         (LOWER,), ("choose-kernel-configs",), ops=("conv2d", "conv_transpose2d", "linear")),
     Note("resident_weights", int, "the bytes per L1 bank the memory plan reserves for this conv's prepared weight "
          "and bias, kept resident in L1 (memory/conv_resident.py): the program moves them there after the first "
          "forward pass (settle_weights) and the cost model reads them from L1", (PLACE,), ("emit", "convert", "report"), ops=("conv2d",)),

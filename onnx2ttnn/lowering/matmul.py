@@ -7,6 +7,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
+from onnx2ttnn.lowering.weight_codes import linear_codes
 from onnx2ttnn.lowering.weight_dtype import weight_dtype
 
 
@@ -17,7 +18,10 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     a_shape, out_shape = tuple(a.shape), tuple(out.shape) or (1,)  # a rank-0 result is [1] on the device
     if len(a_shape) == 1:  # [K] @ [K, N]: treat as [1, K]
         x = ctx.op("reshape", [x], (1, a_shape[0]), name=a.name + "_row", shape=(1, a_shape[0]))
-    if wb is not None and wb.ndim == 2:
+    coded = linear_codes(ctx, b.name, wb) if wb is not None else None
+    if coded is not None:
+        y = _coded_linear(ctx, x, b.name, coded, bias, out.name, out_shape if len(a_shape) > 1 else (1, out_shape[-1]))
+    elif wb is not None and wb.ndim == 2:
         w = ctx.float_param(wb, b.name, key=(b.name, "weight"), dtype=weight_dtype(ctx, b.name, wb))
         inputs = [x, w]
         if bias is not None:
@@ -41,6 +45,24 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     if tuple(y.shape) != out_shape:
         y = ctx.op("reshape", [y], out_shape, name=out.name + "_shaped", shape=out_shape)
     ctx.bind(out, y)
+
+
+def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, out_name: str, y_shape):
+    """`(x @ codes + bias / scale) * scale` (lowering/weight_codes.py): the codes uploaded as bfloat8_b, exact."""
+    codes, scale = coded
+    ctx.note_weight_dtype(name, "bfp8", "integer codes (exact), the scale applied after the linear")
+    ctx.dequantized.setdefault(name + "_codes", np.float32(1.0))  # the weights file keeps them as int8 codes
+    inputs = [x, ctx.float_param(codes, name + "_codes", key=(name, "codes"), dtype="bfp8")]
+    if bias is not None:
+        inputs.append(ctx.float_param((np.asarray(bias, np.float32) / scale).reshape(1, -1), out_name + "_bias",
+                                      key=(out_name, "bias")))
+    y = ctx.op("linear", inputs, y_shape, name=out_name + "_codes")
+    producer = ctx.nodes[-1]
+    producer.attrs["_float_dest"] = True  # choose-kernel-configs: HiFi4 and a float32 dest (sums of products)
+    if isinstance(scale, float):
+        return ctx.op("multiply", [y], y_shape, name=out_name, input_tensor_b=scale)
+    row = ctx.float_param(scale.reshape(1, -1), name + "_scale", key=(name, "scale"))
+    return ctx.op("multiply", [y, row], y_shape, name=out_name)
 
 
 def _batch_operands(ctx: LoweringContext, x: gs.Variable, xb: gs.Variable):

@@ -28,7 +28,8 @@ Float weights (--weights):
 
 Dequantized weights (passes/fold_dequantize.py) under auto and bf16 keep their own rule: bfloat8_b when its
 rounding moves them by at most BFP8_BUDGET of their quantization step, else the compute dtype; bfp8 / bfp4
-apply to them too.  Under --dtype fp32, auto and bf16 keep weights in float32.
+apply to them too.  Under --dtype fp32, auto and bf16 keep weights in float32, except a dequantized linear
+weight under auto (or bfp8), which goes up as its integer codes in bfloat8_b, exact (lowering/weight_codes.py).
 """
 from __future__ import annotations
 

@@ -80,9 +80,11 @@ def test_a_weight_bfloat8_b_would_blur_stays_bf16_and_says_why():
     assert "ttnn.bfloat8_b" not in conversion.source
 
 
-def test_fp32_keeps_dequantized_weights_in_float32():
-    conversion = convert(qdq_linear(), dtype="fp32")
-    assert conversion.quantized_weights()["wd"][0] == "f32"
+def test_fp32_keeps_dequantized_weights_exact():
+    """float32 programs: a linear's weight as its int8 codes in bfloat8_b (tests/lowering/test_weight_codes.py),
+    any other (here --weights bf16) in float32."""
+    assert convert(qdq_linear(), dtype="fp32").quantized_weights()["wd"][0] == "bfp8"
+    assert convert(qdq_linear(), dtype="fp32", weights="bf16").quantized_weights()["wd"][0] == "f32"
 
 
 def test_bfp8_round_matches_the_simulator():
