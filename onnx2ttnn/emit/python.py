@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.emit import conv_resident, per_chip, program_template
+from onnx2ttnn.emit import conv_resident, per_chip, program_main, program_template
 from onnx2ttnn.emit.weights import DEQUANTIZED_WEIGHT, store_weights, stored_weight
 from onnx2ttnn.emit.writer import CodeWriter
 from onnx2ttnn.errors import VerificationError
@@ -324,9 +324,9 @@ class PythonEmitter:
         line_map = self._forward(w, body_nodes, inputs)
         if self.trace.traceable:
             self._traced_parts(w, inputs)
-        program_template.main(w, self.module.mesh, settle=bool(self.settle),
-                              fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
-                              l1_small_size=self.module.l1_small_size)
+        program_main.main(w, self.module.mesh, settle=bool(self.settle),
+                          fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
+                          l1_small_size=self.module.l1_small_size)
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 
