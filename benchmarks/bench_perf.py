@@ -133,7 +133,8 @@ def attention_layers(model: str) -> int:
 
 def measure(module, device: str, layers: int) -> dict:
     """The figures of one placed program, all from this checkout's cost model and the program's calls."""
-    from onnx2ttnn.ir.cost import program_cost, weight_formats
+    from onnx2ttnn.ir.cost import program_cost
+    from onnx2ttnn.ir.weight_bytes import weight_formats
     from onnx2ttnn.ir.device import get_device
 
     graph = module.graph

@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import CONV_OPS, MATRIX_OPS, activation_apart, node_cost, program_cost, weights
+from onnx2ttnn.ir.cost import CONV_OPS, MATRIX_OPS, activation_apart, node_cost, program_cost
 from onnx2ttnn.ir.device import DeviceSpec, get_device
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import buffers
 from onnx2ttnn.ir.traceable import persistent_buffers
 from onnx2ttnn.ir.ttnn_ops import HOST_REGION
+from onnx2ttnn.ir.weight_bytes import weights
 from onnx2ttnn.memory.budget import usable_l1_per_core
 from onnx2ttnn.memory.capacity import dram_budget, dram_use
 from onnx2ttnn.messages import escape_name
@@ -96,7 +97,7 @@ class Report:
                   f"parameters on the device: {self.parameter_bytes} B, peak live DRAM: "
                   f"{max(self.dram_live, default=0)} B",
                   *([f"CCL traffic: {self.ethernet_bytes / 1e6:.3f} MB per forward sent by each chip over its "
-                     "ethernet links (ir/cost.py ccl_bytes; in the device time above)"] if self.ethernet_bytes else []),
+                     "ethernet links (ir/ccl_cost.py ccl_bytes; in the device time above)"] if self.ethernet_bytes else []),
                   *self._mesh_lines(),
                   *region_lines(self.regions)]
         return "\n".join(lines)

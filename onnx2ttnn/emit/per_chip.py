@@ -18,6 +18,8 @@ from typing import Callable
 
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.emit.literals import literal
+
 
 def pieces_of(node: gs.Node):
     """(chips, dim) of a node that works on the chips' pieces, else None."""
@@ -65,8 +67,6 @@ def mesh_upload(em, node: gs.Node, attrs: dict) -> str:
     in the target memory (4x the bf16 piece in L1 at the peak, and the device programs' circular buffers at
     the bottom of L1), which the memory plan does not hold (docs/ttnn-facts.md §36).  From a host tensor,
     to_device allocates the tensor alone and runs no device program."""
-    from onnx2ttnn.emit.python import literal  # (python.py imports this module)
-
     placed = {k: attrs[k] for k in ("device", "memory_config") if k in attrs}
     where = literal(placed.pop("device")) + "".join(f", {k}={literal(v)}" for k, v in placed.items())
     return f"ttnn.to_device({em.call(node, host=True)}, {where})"

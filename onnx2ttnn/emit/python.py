@@ -2,40 +2,33 @@
 
 It reads node attributes and tensor names only; every decision (which op, which layout, which memory
 config, where to deallocate) was made by a pass.  ONNX names reach the program only through `ascii()`
-(string literals and comments); identifiers come from one Namespace (ir/names.py).
+(string literals and comments); identifiers come from one Namespace (ir/names.py).  The emitter writes the
+program in order: header, configs and load_parameters (emit/program_template.py), the forward (here; values'
+text from emit/literals.py), the --trace functions (emit/traced.py), main() (emit/program_main.py).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.emit import conv_resident, per_chip, program_template
+from onnx2ttnn.emit import conv_resident, per_chip, program_main, program_template, traced
+from onnx2ttnn.emit.literals import literal, torch_dtype
 from onnx2ttnn.emit.weights import DEQUANTIZED_WEIGHT, store_weights, stored_weight
 from onnx2ttnn.emit.writer import CodeWriter
-from onnx2ttnn.errors import VerificationError
 from onnx2ttnn.fallback.source import defined_names, helper_source
-from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE, TORCH_DTYPES
+from onnx2ttnn.ir.dtypes import HOST_COMPUTE_DTYPE
 from onnx2ttnn.ir.graph import Module, argument_attrs
 from onnx2ttnn.ir.kernel_config import KernelConfig
 from onnx2ttnn.ir.program_config import ProgramConfig
 from onnx2ttnn.ir.sdpa_config import SDPAConfig
-from onnx2ttnn.ir.layout import MemoryConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.traceable import TracePlan, trace_plan
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, op_info
 
 PROGRAM_CONFIGS = (ProgramConfig, SDPAConfig)  # the program configs a call may pass, each defined once
 
-
-def _torch(node: gs.Node, dtype) -> str:
-    """`torch.<dtype>` for a torch dtype name lowering chose (ir/dtypes.py); any other value is a compiler bug."""
-    if dtype not in TORCH_DTYPES:
-        raise VerificationError(f"internal error: ttnn.{node.op} (from {node.attrs.get('_source', '')!r}) names "
-                                f"host dtype {dtype!r}, which is not a torch dtype (ir/dtypes.TORCH_DTYPES)")
-    return f"torch.{dtype}"
 
 
 def _upload_shape(node: gs.Node):
@@ -77,41 +70,6 @@ def region_key(index: int) -> str:
     space: those are identifiers)."""
     return f"region {index}"
 
-
-def literal(value) -> str:
-    """Python source for an argument value (numbers, strings, sequences, ttnn refs, memory configs)."""
-    if isinstance(value, MemoryConfig):
-        return memory_config_source(value)
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return 'float("nan")'
-        if math.isinf(value):
-            return 'float("inf")' if value > 0 else '-float("inf")'
-        return repr(value)
-    if isinstance(value, (int, np.integer)):
-        return repr(int(value))
-    if isinstance(value, np.floating):
-        return literal(float(value))
-    if isinstance(value, tuple):
-        inner = ", ".join(literal(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, list):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
-    if type(value) is str:
-        return ascii(value)
-    return repr(value)  # TTNNRef, TTNNCall, DeviceArg render themselves
-
-
-def memory_config_source(mc: MemoryConfig) -> str:
-    if mc.memory_layout == "interleaved":
-        return "ttnn.DRAM_MEMORY_CONFIG" if mc.buffer == "dram" else "ttnn.L1_MEMORY_CONFIG"
-    gx, gy = mc.grid
-    grid = f"ttnn.CoreRangeSet({{ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord({gx - 1}, {gy - 1}))}})"
-    spec = f"ttnn.ShardSpec({grid}, [{mc.shard[0]}, {mc.shard[1]}], ttnn.ShardOrientation.ROW_MAJOR)"
-    return (f"ttnn.MemoryConfig(ttnn.TensorMemoryLayout.{mc.memory_layout.upper()}, "
-            f"ttnn.BufferType.{mc.buffer.upper()}, {spec})")
 
 
 class PythonEmitter:
@@ -187,7 +145,7 @@ class PythonEmitter:
             if shape is not None:
                 suffix += f".reshape({literal(shape)})"
             if node.attrs.get("_torch_dtype"):  # a host fallback's result, in the upload's torch dtype
-                suffix += f".to({_torch(node, node.attrs['_torch_dtype'])})"
+                suffix += f".to({torch_dtype(node, node.attrs['_torch_dtype'])})"
             first = per_chip.joined(self, node, first, suffix) if per_chip.pieces_of(node) else first + suffix
             if node.attrs.get("_int_range"):  # an integer input whose values may not fit the device dtype
                 low, high = node.attrs["_int_range"]
@@ -233,7 +191,8 @@ class PythonEmitter:
                 args.append(pieces.get(id(tensor), self.name(tensor)) + (f".to(torch.{cast})" if cast != dtype else ""))
             else:
                 _, dtype, shape, values = arg
-                args.append(f"torch.tensor({literal(values)}, dtype={_torch(node, dtype)}).reshape({literal(shape)})")
+                args.append(f"torch.tensor({literal(values)}, dtype={torch_dtype(node, dtype)})"
+                            f".reshape({literal(shape)})")
         args += [f"{k}={literal(v)}" for k, v in argument_attrs(node).items()]
         return f"{node.attrs['_helper']}({', '.join(args)})"
 
@@ -241,7 +200,7 @@ class PythonEmitter:
         """`run_region(params['region k'], {ONNX input: (tensor, numpy dtype)}, (torch dtypes,))`."""
         feeds = ", ".join(f"{ascii(name)}: ({(pieces or {}).get(id(t), self.name(t))}, {ascii(dtype)})"
                           for (name, dtype), t in zip(node.attrs["_region_feeds"], node.inputs))
-        results = ", ".join(_torch(node, d) for d in node.attrs["_region_results"])
+        results = ", ".join(torch_dtype(node, d) for d in node.attrs["_region_results"])
         shapes = tuple(tuple(int(d) for d in t.shape) if _static(t.shape) else None for t in node.outputs)
         return (f"run_region(params[{ascii(region_key(node.attrs['_region']))}], {{{feeds}}}, "
                 f"({results}{',' if len(node.attrs['_region_results']) == 1 else ''}), {literal(shapes)})")
@@ -270,12 +229,12 @@ class PythonEmitter:
                 return f"{targets} = {f'zip(*{calls})' if len(node.outputs) > 1 else calls}"
             return f"{targets} = {self.host_call(node)}"
         if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
-            dtype, source = _torch(node, node.attrs.get("_torch_dtype")), self.name(node.inputs[0])
+            dtype, source = torch_dtype(node, node.attrs.get("_torch_dtype")), self.name(node.inputs[0])
             text = per_chip.joined(self, node, source, f".to({dtype})") if per_chip.pieces_of(node) else \
                 f"{source}.to({dtype})"
             return f"{self.name(node.outputs[0])} = {text}"
         if node.op == "to_torch":  # a download, cast to the torch dtype lowering chose
-            dtype = _torch(node, node.attrs.get("_torch_dtype"))
+            dtype = torch_dtype(node, node.attrs.get("_torch_dtype"))
             suffix = ""
             if node.attrs.get("_nhwc") is not None:  # flattened NHWC [1, 1, N*H*W, C] back to NCHW
                 suffix += f".reshape({literal(tuple(node.attrs['_nhwc']))}).permute(0, 3, 1, 2)"
@@ -323,10 +282,10 @@ class PythonEmitter:
             conv_resident.settle_function(w, self.settle, body_nodes)
         line_map = self._forward(w, body_nodes, inputs)
         if self.trace.traceable:
-            self._traced_parts(w, inputs)
-        program_template.main(w, self.module.mesh, settle=bool(self.settle),
-                              fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
-                              l1_small_size=self.module.l1_small_size)
+            traced.traced_parts(self, w, inputs)
+        program_main.main(w, self.module.mesh, settle=bool(self.settle),
+                          fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
+                          l1_small_size=self.module.l1_small_size)
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 
@@ -336,7 +295,7 @@ class PythonEmitter:
         line_map: dict[int, int] = {}
         with w.indent():
             w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
-            self._statements(w, nodes, line_map)
+            self.statements(w, nodes, line_map)
             if self.settle:
                 w.line(conv_resident.CALL + conv_resident.COMMENT)
             outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
@@ -345,7 +304,7 @@ class PythonEmitter:
         w.line()
         return line_map
 
-    def _statements(self, w: CodeWriter, nodes: list[gs.Node], line_map: dict | None = None) -> None:
+    def statements(self, w: CodeWriter, nodes: list[gs.Node], line_map: dict | None = None) -> None:
         """The statements of `nodes`, each source's first preceded by a comment naming its ONNX node
         (`line_map`: filled with forward line -> node index; probes are reported only then)."""
         index_of = {id(n): i for i, n in enumerate(self.module.graph.nodes)}
@@ -372,55 +331,6 @@ class PythonEmitter:
             if self.probes and line_map is not None:
                 for onnx_name, nhwc in node.attrs.get("_probes", ()):
                     w.line(f"PROBE({ascii(onnx_name)}, {self.name(node.outputs[0])}, {nhwc!r})")
-
-    def _traced_parts(self, w: CodeWriter, inputs: dict) -> None:
-        """The forward cut in three for --trace (ir/traceable.py): input uploads, the device body a trace
-        captures, output reads."""
-        plan = self.trace
-        signature = ", ".join(inputs)
-        uploads = ", ".join(f"{ascii(self.name(n.outputs[0]))}: {self.name(n.outputs[0])}" for n in plan.uploads)
-        w.line(f"def forward_inputs(device, *, {signature}):" if signature else "def forward_inputs(device):")
-        with w.indent():
-            w.line('"""The inputs uploaded into new device buffers in the forward\'s input placement')
-            w.line('(--trace: the persistent buffers each new input is copied into)."""')
-            self._statements(w, plan.uploads)
-            w.line(f"return {{{uploads}}}")
-        w.line()
-        w.line()
-        w.line(f"def host_inputs(*, {signature}):" if signature else "def host_inputs():")
-        with w.indent():
-            w.line('"""The inputs as host tensors of their device buffers\' dtype and layout')
-            w.line('(for ttnn.copy_host_to_device_tensor)."""')
-            for node in plan.uploads:
-                w.line(f"{self.name(node.outputs[0])} = {self.call(node, host=True)}")
-            w.line(f"return {{{uploads}}}")
-        w.line()
-        w.line()
-        device_names = ", ".join(self.name(n.outputs[0]) for n in plan.uploads)
-        read = list(dict.fromkeys(self.name(n.inputs[0]) for n in plan.downloads if n.op == "to_torch"))
-        w.line(f"def forward_device(device, params, *, {device_names}):" if device_names
-               else "def forward_device(device, params):")
-        with w.indent():
-            w.line('"""The forward between the input uploads and the output reads: device ops only, what a trace '
-                   'captures.')
-            w.line("Returns the device tensors the outputs are read from (their buffers, like the inputs', stay "
-                   'allocated)."""')
-            self._statements(w, plan.body)
-            w.line("return {" + ", ".join(f"{ascii(name)}: {name}" for name in read) + "}")
-        w.line()
-        w.line()
-        w.line("def read_outputs(device_outputs):")
-        with w.indent():
-            w.line('"""{ONNX output name: torch tensor} read from forward_device\'s results (host reads)."""')
-            for name in read:
-                w.line(f"{name} = device_outputs[{ascii(name)}]")
-            self._statements(w, plan.downloads)
-            outs = ", ".join(f"{ascii(t.name)}: {self.name(t)}" for t in self.module.graph.outputs)
-            w.line(f"return {{{outs}}}")
-        w.line()
-        w.line()
-
-
 def emit_program(module: Module, *, weights_file: str, source_model: str, options_text: str,
                  device_name: str, probes: bool = False) -> EmittedProgram:
     return PythonEmitter(module, weights_file, source_model, options_text, device_name, probes).emit()

@@ -3,16 +3,10 @@
 For every ttnn call of the forward pass (parameter uploads run once in load_parameters and are not counted):
 - bytes: each device input is read once and each output written once, in the buffer its layout names (a
   weight is read once per call that uses it, from DRAM or, resident in L1 across forward calls
-  (memory/resident.py), from L1; views and deallocations move nothing; conv weights, prepared
-  on the device by a conv's first call and reused by later ones (passes/reuse_conv_weights.py), are DRAM
-  reads on every call of their tiles in the format the conv's Conv2dConfig weights_dtype names, float32 without
-  one (prepared_conv_bytes: [KH*KW*IC, OC] and [1, OC] tile-padded, a grouped or depthwise conv's weight
-  expanded to every input channel; a float32 tile 4096 B, bfloat16 2048 B, bfloat8_b 1088 B, bfloat4_b 576 B),
-  read from L1 instead when the plan keeps them resident there (the conv's `_resident_weights` note,
-  memory/conv_resident.py: moved to L1 after the first forward); a linear's weight is read at its layout's
-  dtype, bfloat8_b / bfloat4_b tiles included (the --weights option, lowering/weight_dtype.py); an embedding
-  reads the rows its indices select from a ROW_MAJOR table, but converts a TILE table whole to ROW_MAJOR first,
-  on every call (table read and its copy written; _account_table);
+  (memory/resident.py), from L1; views and deallocations move nothing); what a call reads of a weight, a conv's
+  prepared weights (DRAM reads on every call, or L1 reads when the plan keeps them resident) and an embedding's
+  table rows included, is ir/weight_bytes.py's; an embedding converts a TILE table whole to ROW_MAJOR first, on
+  every call (table read and its copy written; _account_table);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - epilogues: a matmul / linear with neither a program config nor a core grid runs its bias and its activation
   as programs of their own after the matmul, each reading the result back and writing it again (tt-metal
@@ -26,6 +20,7 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   width) is local (L1 read rate); the NoC ports carry the DRAM pages too, so a core reading DRAM and
   remote L1 pages spends the sum at its ports (a weight resident in L1 is never slower than in DRAM).  An op
   runs on min(cores, output pages) cores, or on the cores holding its output's shards when that is sharded.
+  A CCL op's time is at least its ring bytes (ir/ccl_cost.py) over the chip's ethernet links.
 Totals: modelled DRAM traffic, the floor, device time.  The floor: every weight not resident in L1 read once
 at its format (its layout's dtype, or what a conv prepares it as; an embedding table: the rows it gathers), plus
 the program's inputs and outputs in their device layouts; a resident weight costs no DRAM bytes per forward (it
@@ -43,17 +38,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.aliases import is_view
+from onnx2ttnn.ir.ccl_cost import ccl_bytes
 from onnx2ttnn.ir.device import DeviceSpec
-from onnx2ttnn.ir.graph import TTNNCall, layout_of
+from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.kernel_config import PASSES, KernelConfig
-from onnx2ttnn.ir.layout import LAYOUT_DTYPES, TTNNLayout, pages, padded_shape, total_bytes
+from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, OpFacts, OpInfo, OpNames, op_info
+from onnx2ttnn.ir.weight_bytes import (RESIDENT_CONV_LAYOUT, Layouts, is_param_upload, read_bytes,
+                                       resident_conv_params, table_rows_bytes, weights)
 
 # Derived from the op table (ir/ttnn_ops: each entry's `cost` and `vector_flops`), read from it at every use and
 # kept importable here for the planner; the facts live only in the table.
@@ -63,8 +61,6 @@ CONV_OPS = OpNames(lambda info: info.cost == Cost.CONV)
 FREE_OPS = OpNames(lambda info: info.cost == Cost.FREE)
 VECTOR_FLOPS = OpFacts(lambda info: info.vector_flops if info.cost == Cost.VECTOR else None)
 HOST_OPS = (HOST_COMPUTE, HOST_REGION, HOST_OUTPUT)  # computed on the host (torch, onnxruntime): not ttnn calls
-
-Layouts = Callable[[gs.Tensor], Optional[TTNNLayout]]
 
 
 @dataclass
@@ -156,67 +152,6 @@ class ProgramCost:
                 "traced_us": round(self.traced_s * 1e6, 3)}
 
 
-def is_param_upload(node: gs.Node) -> bool:
-    return node.op == "from_torch" and bool(node.attrs.get("_param"))
-
-
-def _bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = None) -> int:
-    if layout.on_device:
-        return total_bytes(tensor.shape, layout)
-    if reader is not None and reader.op == "conv2d" and any(tensor is t for t in reader.inputs[1:3]):
-        return prepared_conv_bytes(reader, bias=tensor is not reader.inputs[1])
-    prepared = prepared_weights_format(reader) if reader is not None else None
-    if prepared and len(tensor.shape) == 4 and tensor is reader.inputs[1]:
-        tile_bytes = LAYOUT_DTYPES[prepared][2]
-        oc, per_group, kh, kw = (int(d) for d in tensor.shape)
-        rows, cols = -(-(kh * kw * per_group) // 32), -(-oc // 32)
-        return rows * cols * tile_bytes
-    # a conv's host weight: ttnn prepares it as FLOAT32 on the device (probes/results/conv_reuse.txt)
-    return 4 * math.prod(int(d) for d in tensor.shape)
-
-
-def prepared_conv_bytes(node: gs.Node, bias: bool = False) -> int:
-    """Bytes of the weight (or bias) a conv2d prepares on the device: [1, 1, KH*KW*IC, OC] (a grouped or depthwise
-    conv's weight expanded to every input channel, zeros outside its group) and [1, 1, 1, OC], TILE, each tile-padded,
-    in the Conv2dConfig's weights_dtype or float32 (docs/ttnn-facts.md §29, probes/results/conv_resident.txt)."""
-    tile_bytes = LAYOUT_DTYPES[prepared_weights_format(node) or "f32"][2]
-    _, _, rows, cols = prepared_shape(node, bias)
-    return -(-rows // 32) * -(-cols // 32) * tile_bytes
-
-
-def prepared_shape(node: gs.Node, bias: bool = False) -> tuple[int, int, int, int]:
-    """The shape of the weight (or bias) a conv2d prepares: [1, 1, KH*KW*IC, OC] ([1, 1, 1, OC])."""
-    kh, kw = node.attrs.get("kernel_size", (1, 1))
-    return 1, 1, 1 if bias else kh * kw * int(node.attrs["in_channels"]), int(node.attrs["out_channels"])
-
-
-# ttnn dtype name (a Conv2dConfig's weights_dtype) -> the layout dtype (ir/layout.LAYOUT_DTYPES key) of that name
-FORMAT_OF_TTNN_DTYPE = {ttnn_name: key for key, (ttnn_name, _, _) in LAYOUT_DTYPES.items()}
-
-
-def prepared_weights_format(node: gs.Node) -> Optional[str]:
-    """The layout dtype a conv asks its prepared weights in through its Conv2dConfig's weights_dtype (None when
-    it names none: ttnn prepares them in the host weight's float32)."""
-    config = node.attrs.get("conv_config")
-    dtype = config.kwargs.get("weights_dtype") if isinstance(config, TTNNCall) else None
-    return None if dtype is None else FORMAT_OF_TTNN_DTYPE.get(str(dtype))
-
-
-# where a conv reads the prepared weight and bias the plan keeps resident in L1 (memory/conv_resident.py)
-RESIDENT_CONV_LAYOUT = TTNNLayout(buffer="l1", memory_layout="interleaved")
-
-
-def resident_conv_params(node: gs.Node) -> set[int]:
-    """id() of the weight and bias a conv2d reads from L1, where place-memory keeps its prepared copies resident
-    (the `_resident_weights` note); empty for every other call."""
-    return {id(t) for t in node.inputs[1:3]} if node.attrs.get("_resident_weights") else set()
-
-
-def conv_param_bytes(node: gs.Node) -> int:
-    """What one call of a conv reads of its host weight and bias, as the cost model counts it (_bytes)."""
-    return sum(_bytes(t, layout_of(t), node) for t in node.inputs[1:3])
-
-
 def _work_pages(tensor: gs.Tensor, layout: TTNNLayout) -> int:
     return pages(tensor.shape, layout)[0] if layout.on_device else 1
 
@@ -237,19 +172,19 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
             _account_table(cost, node, layout)
             continue
         read_from = RESIDENT_CONV_LAYOUT if id(tensor) in resident else layout
-        _account(cost, read_from, _bytes(tensor, layout, node), read=True)
+        _account(cost, read_from, read_bytes(tensor, layout, node), read=True)
     out_layout = None
     for tensor in node.outputs:
         layout = layouts(tensor)
         if layout is None or not layout.on_device:
             continue
         out_layout = out_layout or (tensor, layout)
-        _account(cost, layout, _bytes(tensor, layout), read=False)
+        _account(cost, layout, read_bytes(tensor, layout), read=False)
     cost.cores = _cores(out_layout, device)
     cost.flops = _flops(node, info, out_layout)
     _time(cost, device, info.cost in (Cost.MATRIX, Cost.CONV, Cost.ATTENTION), _fidelity_speedup(node, info))
     if info.cost == Cost.CCL and out_layout is not None:
-        cost.ethernet = ccl_bytes(node.op, _bytes(*out_layout), int(node.attrs.get("_ccl_chips", 1)))
+        cost.ethernet = ccl_bytes(node.op, read_bytes(*out_layout), int(node.attrs.get("_ccl_chips", 1)))
         wire = cost.ethernet / (device.ethernet_gbps * device.ethernet_links * 1e9)
         cost.time_s, cost.bound = max((cost.time_s, cost.bound), (wire, "ethernet"), key=lambda term: term[0])
     if out_layout is not None and _bias_apart(node, info):
@@ -257,16 +192,6 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     if out_layout is not None and activation_apart(node):
         _add_second_pass(cost, out_layout, node.attrs["activation"], device)
     return cost
-
-
-def table_rows_bytes(node: gs.Node, layout: TTNNLayout) -> int:
-    """The bytes of the rows an embedding call gathers from its table: one row per index (tt-metal
-    ttnn/cpp/ttnn/operations/embedding/device/kernels/dataflow/embeddings.cpp reads one table row, a "stick",
-    per index), from the ROW_MAJOR table, or from the bfloat16 ROW_MAJOR copy a TILE table is turned into
-    (a bfloat8_b TILE table untilizes to bfloat16: docs/ttnn-facts.md §9)."""
-    rows = math.prod(int(d) for d in node.inputs[0].shape)
-    elem = LAYOUT_DTYPES["bf16" if layout.is_tile and layout.dtype != "f32" else layout.dtype][1]
-    return rows * int(node.inputs[1].shape[-1]) * elem
 
 
 def _account_table(cost: NodeCost, node: gs.Node, layout: TTNNLayout) -> None:
@@ -281,42 +206,6 @@ def _account_table(cost: NodeCost, node: gs.Node, layout: TTNNLayout) -> None:
         _account(cost, copy, total_bytes(table.shape, copy), read=False)
         layout = copy
     _account(cost, layout, table_rows_bytes(node, layout), read=True)
-
-
-def ccl_bytes(op: str, out_bytes: int, chips: int) -> int:
-    """Bytes each of `chips` chips sends for a CCL op writing `out_bytes` per chip, by the bandwidth-optimal
-    ring algorithms (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
-    workstations", 2009): reduce_scatter and all_gather send (chips - 1) pieces of 1 / chips of the whole,
-    all_reduce both in turn.  How ttnn 0.81.1 schedules them over a line was not measured; this is the
-    lower bound any schedule pays."""
-    if chips <= 1:
-        return 0
-    whole = out_bytes * chips if op == "reduce_scatter" else out_bytes  # reduce_scatter writes one piece
-    steps = 2 if op == "all_reduce" else 1
-    return steps * (chips - 1) * whole // chips
-
-
-REDUCTIONS = (("all_reduce",), ("reduce_scatter", "all_gather"))  # the forms of a sum over the chips
-
-
-def reduction_seconds(calls: tuple, out_bytes: int, chips: int, device: DeviceSpec) -> float:
-    """Modelled time of summing a [out_bytes per chip] partial result over `chips` chips with `calls` (one of
-    REDUCTIONS): each call's ring bytes over the links to a neighbour (ccl_bytes), its device launch and its host
-    dispatch.  reduce_scatter writes 1 / chips of the tensor, all_gather reads that piece back."""
-    total = 0.0
-    for op in calls:
-        written = out_bytes // chips if op == "reduce_scatter" else out_bytes
-        wire = ccl_bytes(op, written, chips) / (device.ethernet_gbps * device.ethernet_links * 1e9)
-        total += wire + (device.op_launch_us + device.host_dispatch_us) * 1e-6
-    return total
-
-
-def cheaper_reduction(out_bytes: int, chips: int, device: DeviceSpec) -> tuple:
-    """The form (REDUCTIONS) the model finds fastest for a row-parallel linear's partial sums; all_reduce on a
-    tie (one call).  The ring bytes are the same, 2 (chips - 1) / chips of the tensor either way, so the pair
-    always pays one more launch and dispatch (docs/design.md §6.29; ttnn's all_reduce itself runs a
-    reduce_scatter and an all_gather when a dim splits into whole tiles per chip)."""
-    return min(REDUCTIONS, key=lambda calls: (reduction_seconds(calls, out_bytes, chips, device), len(calls)))
 
 
 def _time(cost: NodeCost, device: DeviceSpec, matrix: bool, speedup: float = 1.0) -> None:
@@ -368,7 +257,7 @@ def _add_second_pass(cost: NodeCost, out: tuple, op, device: DeviceSpec, operand
     it again; `op` names its vector op (an activation string, or "add") for its flops."""
     tensor, layout = out
     unary = NodeCost(cost.index, cost.op, cores=cost.cores)
-    nbytes = _bytes(tensor, layout)
+    nbytes = read_bytes(tensor, layout)
     _account(unary, layout, nbytes, read=True)
     _account(unary, layout, nbytes, read=False)
     if operand is not None:
@@ -481,31 +370,3 @@ def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
     resident = {key for node in graph.nodes for key in resident_conv_params(node)}
     return total + sum(nbytes for key, (tensor, _, nbytes) in weights(graph, layouts).items()
                        if layouts(tensor).buffer != "l1" and key not in resident)
-
-
-def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs.Tensor, str, int]]:
-    """Each weight a forward call reads: (tensor, format, bytes read once), keyed by id(tensor).  The format is
-    its device layout's dtype, or for a conv's host weight the dtype the conv prepares it in on the device."""
-    found: dict[int, tuple[gs.Tensor, str, int]] = {}
-    for node in graph.nodes:
-        if is_param_upload(node) or node.op in ("from_torch", "to_torch"):
-            continue
-        for tensor in node.inputs:
-            producer = tensor.inputs[0] if tensor.inputs else None
-            layout = layouts(tensor)
-            if producer is None or not is_param_upload(producer) or layout is None or id(tensor) in found:
-                continue
-            prepared = prepared_weights_format(node) if tensor is node.inputs[1] else None
-            fmt = layout.dtype if layout.on_device else prepared or "f32"
-            table = node.op == "embedding" and tensor is node.inputs[1] and layout.on_device
-            nbytes = table_rows_bytes(node, layout) if table else _bytes(tensor, layout, node)  # its rows only
-            found[id(tensor)] = (tensor, fmt, nbytes)
-    return found
-
-
-def weight_formats(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[str, int]:
-    """Bytes of the forward's weights per format (ir/layout.LAYOUT_DTYPES names), largest first."""
-    totals: dict[str, int] = {}
-    for _, fmt, nbytes in weights(graph, layouts).values():
-        totals[fmt] = totals.get(fmt, 0) + nbytes
-    return dict(sorted(totals.items(), key=lambda kv: -kv[1]))

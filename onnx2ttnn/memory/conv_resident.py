@@ -12,16 +12,16 @@ address, so from the second forward pass on they are read from L1 (docs/ttnn-fac
 A candidate is one conv's weight and bias together:
 - bytes per bank: the prepared tensors copied to L1 interleaved, [1, 1, KH*KW*IC, OC] (grouped and depthwise
   weights expanded to every input channel) and [1, 1, 1, OC], with conv2d's channel padding bounded from above
-  (padded_shape), in the format the conv prepares them in (ir/cost.prepared_weights_format; float32 without a
-  weights_dtype), over the L1 banks 
-- benefit: what the cost model counts as their DRAM reads per forward (ir/cost.conv_param_bytes);
+  (padded_shape), in the format the conv prepares them in (ir/weight_bytes.prepared_weights_format; float32
+  without a weights_dtype), over the L1 banks 
+- benefit: what the cost model counts as their DRAM reads per forward (ir/weight_bytes.conv_param_bytes);
 - live range: the whole schedule, like any weight, so the plan keeps its bytes free at every op, convs' scratch
   reserves included.
 The first forward pass runs with the weights still in DRAM (less L1 in use than planned: never short of room).
 """
 from __future__ import annotations
 
-from onnx2ttnn.ir.cost import conv_param_bytes, prepared_shape, prepared_weights_format
+from onnx2ttnn.ir.weight_bytes import conv_param_bytes, prepared_shape, prepared_weights_format
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank
 from onnx2ttnn.ir.liveness import Buffer
@@ -49,7 +49,7 @@ def candidates(nodes: list, last_index: int, device: DeviceSpec) -> list[BufferF
 
 
 def padded_shape(node, device: DeviceSpec, bias: bool = False) -> tuple[int, int, int, int]:
-    """A bound on the padded shape of a conv's prepared weight (bias): ir/cost.prepared_shape with the input and
+    """A bound on the padded shape of a conv's prepared weight (bias): ir/weight_bytes.prepared_shape with the input and
     output channels rounded up as conv2d's channel split may round them (padded_channels).  ttnn.clone keeps that
     padding in L1 (docs/ttnn-facts.md §29)."""
     _, _, rows, cols = prepared_shape(node, bias)

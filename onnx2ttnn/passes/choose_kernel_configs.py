@@ -18,7 +18,7 @@ from typing import Iterator
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.cost import prepared_weights_format
+from onnx2ttnn.ir.weight_bytes import prepared_weights_format
 from onnx2ttnn.ir.graph import Module, layout_of
 from onnx2ttnn.ir.kernel_config import CONV, MATRIX, REDUCTION, choose, forced_fidelity
 from onnx2ttnn.ir.ttnn_ops import Cost, op_info

@@ -34,7 +34,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.cost import cheaper_reduction
+from onnx2ttnn.ir.ccl_cost import cheaper_reduction
 from onnx2ttnn.ir.graph import Module, replace_uses, ttnn_node
 from onnx2ttnn.ir.layout import PARTIAL, TILE, TP_AXIS
 from onnx2ttnn.lowering.attention import CONCAT, SDPA, SOFTMAX, SPLIT
@@ -330,7 +330,7 @@ def _vocab_parallel(node: gs.Node, tp: int, graph, params) -> None:
 
 def _reduce(linear: gs.Node, graph: gs.Graph, tp: int, device) -> None:
     """`all_reduce(cluster_axis=1)` of the row-parallel linear's partial sums, read wherever they were: the form
-    the cost model prefers (ir/cost.py cheaper_reduction), which is all_reduce at every size (the pair sends the
+    the cost model prefers (ir/ccl_cost.py cheaper_reduction), which is all_reduce at every size (the pair sends the
     same bytes in one more call: docs/design.md §6.29); the pair is not emitted."""
     partial = linear.outputs[0]
     form = cheaper_reduction(math.prod(int(d) for d in partial.shape) * 2, tp, device)  # bf16 bytes per chip

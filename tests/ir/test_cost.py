@@ -8,10 +8,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx2ttnn
-from onnx2ttnn.ir.cost import floor_bytes, node_cost, program_cost, weight_formats
+from onnx2ttnn.ir.cost import floor_bytes, node_cost, program_cost
 from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import set_layout, ttnn_node
 from onnx2ttnn.ir.layout import TTNNLayout
+from onnx2ttnn.ir.weight_bytes import weight_formats
 
 N150 = get_device("n150")
 DRAM = TTNNLayout()
@@ -230,7 +231,7 @@ def test_all_reduce_is_never_dearer_than_reduce_scatter_and_all_gather(device):
     """The pair sends the ring bytes of one all_reduce (2 (chips - 1) / chips of the tensor) in two calls: the
     model takes all_reduce at every size and chip count, which is why split-tensor-parallel emits it
     (docs/design.md §6.29).  A change to the model that made the pair cheaper fails here and in the pass."""
-    from onnx2ttnn.ir.cost import cheaper_reduction, reduction_seconds
+    from onnx2ttnn.ir.ccl_cost import cheaper_reduction, reduction_seconds
 
     spec = get_device(device)
     for chips in (2, 4, 8, 32):

@@ -199,7 +199,7 @@ def test_an_int32_bias_added_to_a_matmul_integer_meets_it_as_a_float():
 
 
 def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
-    from onnx2ttnn.ir.cost import _bytes
+    from onnx2ttnn.ir.weight_bytes import read_bytes
     from onnx2ttnn.ir.graph import layout_of
     from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 
@@ -211,7 +211,7 @@ def test_conv_bfloat8_b_weights_cost_their_block_float_bytes():
 
     def weight_bytes(conversion):
         conv = next(n for n in conversion.module.graph.nodes if n.op == "conv2d")
-        return _bytes(conv.inputs[1], layout_of(conv.inputs[1]), conv)
+        return read_bytes(conv.inputs[1], layout_of(conv.inputs[1]), conv)
 
     quantized = convert(model)
     assert "weights_dtype=ttnn.bfloat8_b" in quantized.source

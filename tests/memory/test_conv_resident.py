@@ -11,8 +11,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx2ttnn
-from onnx2ttnn.ir.cost import conv_param_bytes, program_cost
+from onnx2ttnn.ir.cost import program_cost
 from onnx2ttnn.ir.device import get_device
+from onnx2ttnn.ir.weight_bytes import conv_param_bytes
 from onnx2ttnn.memory import conv_resident
 from tests.program_run import forward_text
 

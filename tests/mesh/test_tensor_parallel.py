@@ -90,7 +90,7 @@ def test_a_vocab_projection_is_split_over_its_columns_and_gathered(tmp_path):
     assert cut.inputs[0] is gather.outputs[0] and list(cut.outputs[0].shape) == [1, 32, 500]
     assert str(layout_of(cut.outputs[0]).mesh) == "replicated"
     assert result.module.notes["split-tensor-parallel"]["vocab_parallel"] == 1
-    # ring bytes per chip (ir/cost.py ccl_bytes): the all_reduce of [1, 32, 64] and the gather of [1, 32, 512], bf16
+    # ring bytes per chip (ir/ccl_cost.py ccl_bytes): the all_reduce of [1, 32, 64] and the gather of [1, 32, 512], bf16
     assert placement_report(result).ethernet_bytes == 2 * 7 * (32 * 64 * 2) // 8 + 7 * (32 * 512 * 2) // 8
     assert sorted(w.shape for w in result.program.weights.values() if w.ndim == 2 and w.shape[0] > 1) == \
         [(64, 256), (64, 512), (256, 64)]

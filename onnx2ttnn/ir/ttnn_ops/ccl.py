@@ -7,7 +7,7 @@ docs/design.md §6.21; probe_tp.py, results/tp_n300.txt, tp_t3k_1x8.txt, tp_t3k.
 - all_gather(t, dim, cluster_axis=a): the chips' pieces along a concatenated on `dim`.
 All three need `ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)` before the mesh opens ("Trying to get
 un-initialized fabric context" otherwise).  Cost: the bytes each chip sends over its ethernet links
-(ir/cost.py ccl_bytes), at the link bandwidth of ir/device.py.
+(ir/ccl_cost.py ccl_bytes), at the link bandwidth of ir/device.py.
 """
 from __future__ import annotations
 
