@@ -10,7 +10,8 @@ the node, or what would convert into a wrong program.
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
   SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
   CumSum's constant axis and MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
-- Quantize/DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per block).
+- Quantize/DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per block),
+  QuantizeLinear's precision is 0, FLOAT or FLOAT16.
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
 for axis 0 of size 4 (valid: -4 to 3)".
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 import numpy as np
+import onnx
 
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
 
@@ -218,12 +220,20 @@ def _check_cumsum(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+# QuantizeLinear's `precision` (opset 23): the scale's type (0), or a type onnxruntime divides in ("CPU
+# QuantizeLinear only supports precision 0 (use scale type), FLOAT, and FLOAT16")
+_PRECISIONS = (0, onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)
+
+
 def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
     16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
-    never checked)."""
+    never checked); QuantizeLinear's precision is one onnxruntime divides in."""
     data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
     axis = int(attrs.get("axis", 1))
+    if attrs.get("precision", 0) not in _PRECISIONS:  # (seed 47 case 322: an int16 precision)
+        return (f"precision {attrs['precision']} is not a type onnxruntime divides in "
+                f"({', '.join(onnx.TensorProto.DataType.Name(p) for p in _PRECISIONS[1:])})")
     if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
     if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
