@@ -9,7 +9,8 @@ the node, or what would convert into a wrong program.
 - scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, Slice's starts, ...), string modes
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
   SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
-  CumSum's constant axis and MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
+  CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
+  and a label one size (or 1 across operands), LRN's size is odd and alpha and beta are positive.
 - Quantize/DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per block),
   QuantizeLinear's precision is 0, FLOAT or FLOAT16.
 
@@ -281,15 +282,49 @@ def _check_mvn(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 
 def _check_einsum(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """Every operand term without an ellipsis has one label per dim of its input."""
+    """Every operand term without an ellipsis has one label per dim of its input; a label repeated within a term
+    stands for dims of one size, and across terms for dims of one size or 1 (onnxruntime: "Einsum operands could
+    not be broadcast together"; fuzz seed 47 case 562: "edge" over [3, 4, 3, 5])."""
     equation = attrs.get("equation", b"")
     equation = equation.decode("utf-8", "replace") if isinstance(equation, bytes) else str(equation)
     terms = equation.replace(" ", "").split("->")[0].split(",")
+    sizes: dict[str, tuple[int, int]] = {}  # label -> (a size other than 1, the operand it was seen in)
     for index, term in enumerate(terms):
         shape = graph.shape(node_input(node, index))
-        if shape is not None and "..." not in term and len(term) != len(shape):
+        if shape is None:
+            continue
+        if "..." not in term and len(term) != len(shape):
             return (f"equation {equation!r}: operand {index} has {len(term)} labels but its input has rank "
                     f"{len(shape)}")
+        left, _, right = term.partition("...")
+        if len(left) + len(right) > len(shape):
+            continue
+        dims = list(zip(left, shape)) + list(zip(right, shape[len(shape) - len(right):]))
+        seen = {}
+        for label, size in dims:
+            if size < 0:
+                continue
+            if seen.setdefault(label, size) != size:
+                return (f"equation {equation!r}: label {label!r} is repeated in operand {index} (shape "
+                        f"{list(shape)}) over dims of sizes {seen[label]} and {size}")
+            known = sizes.get(label)
+            if size != 1 and known is not None and known[0] != size:
+                return (f"equation {equation!r}: label {label!r} has size {known[0]} in operand {known[1]} and "
+                        f"{size} in operand {index}")
+            if size != 1:
+                sizes.setdefault(label, (size, index))
+    return None
+
+
+def _check_lrn(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """LRN: an odd size > 0, alpha > 0 and beta > 0 (onnxruntime: "beta_ > 0.0f was false"; fuzz seed 47 case
+    920: beta 0)."""
+    size = int(attrs.get("size", 0))
+    if size <= 0 or size % 2 == 0:
+        return f"size {size} must be odd and positive"
+    for name, default in (("alpha", 1e-4), ("beta", 0.75)):
+        if not float(attrs.get(name, default)) > 0:
+            return f"{name} {float(attrs.get(name, default))} must be positive"
     return None
 
 
@@ -316,6 +351,7 @@ CHECKS: dict[str, Callable] = {
     "DequantizeLinear": _check_quantize_axis,
     "Transpose": _check_transpose,
     "Einsum": _check_einsum,
+    "LRN": _check_lrn,
     "MeanVarianceNormalization": _check_mvn,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
                                     "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN")
