@@ -76,3 +76,32 @@ def test_an_ill_conditioned_output_where_onnxruntime_is_itself_off_is_an_ort_gap
     assert closer_than_onnxruntime(exact, np.array([8.115, 0.5]), want, 1e-3, 1e-3)
     assert not closer_than_onnxruntime(exact, np.array([8.3, 0.5]), want, 1e-3, 1e-3)  # further than onnxruntime
     assert not closer_than_onnxruntime(exact, np.array([8.115, 0.6]), want, 1e-3, 1e-3)  # onnxruntime exact at 0.5
+
+
+def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
+    """onnxruntime's MeanVarianceNormalization is NaN over a constant slice (the spec's function adds 1e-9 to the
+    deviation: 0, as the program computes); a Hardmax after it turns the NaNs into other numbers, which the old
+    NaN-only check did not follow.  The oracle now compares with onnxruntime running the spec's function in the
+    MVN's place (tests/fuzz/ort_mvn.py); a real difference is still a mismatch."""
+    import numpy as np
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    from tests.fuzz.oracle import _mvn_gap, compare, run_case
+    from tests.fuzz.ort_mvn import spec_variant
+
+    x = np.random.default_rng(0).standard_normal((1, 2, 2, 3)).astype(np.float32)
+    x[0, 1] = 0.7  # channel 1 is constant: variance 0
+    for opset in (9, 13, 18):
+        nodes = [helper.make_node("MeanVarianceNormalization", ["x"], ["m"], axes=[0, 2, 3]),
+                 helper.make_node("Hardmax", ["m"], ["y"], axis=-1)]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 2, 3])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 3])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        run = [onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+            None, {"x": x})[0] for m in (model, spec_variant(model))]
+        assert compare(run[1], run[0]) != ""  # onnxruntime's kernel and the spec's function differ past the MVN
+        np.testing.assert_array_equal(run[1][0, 1], np.eye(3, dtype=np.float32)[[0, 0]])  # argmax of zeros: 0
+        outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+        assert outcome.kind == "ort-gap" and "spec's function" in outcome.detail, (opset, outcome)
+        assert _mvn_gap(model, {"x": x}, {"y": run[1]}) and not _mvn_gap(model, {"x": x}, {"y": 1 - run[1]})
