@@ -7,6 +7,8 @@ contradict the graph.  `validate_model` checks, on the inferred ModelProto's mai
 family's module lists (it reads the graph through frontend/validate_graph.py):
 - frontend/validate_operands.py: constant indices in range (Gather, GatherND, ScatterElements, ...), Reshape
   keeps the element count, Gemm's C broadcasts, scalar and 1-D operands, string modes and 0/1 flags;
+- frontend/validate_quantize.py: Quantize/DequantizeLinear axis, scale, zero point and precision, QLinearConv's
+  weight scale;
 - frontend/validate_windows.py: Conv and ConvTranspose agree with their weight, and the window attributes of
   Conv, ConvTranspose and the pools fit their input;
 - no inferred shape has a negative dim, and no float attribute is NaN (here: what a ttnn op makes of a NaN
@@ -26,13 +28,13 @@ from typing import Callable
 import onnx
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.frontend import validate_operands, validate_windows
+from onnx2ttnn.frontend import validate_operands, validate_quantize, validate_windows
 from onnx2ttnn.frontend.validate_control_flow import validate_control_flow
 from onnx2ttnn.frontend.validate_graph import GraphFacts
 from onnx2ttnn.messages import escape_name
 
 # op type -> its check, from each family's module (no op type is in two: tests/frontend/test_validate.py)
-_CHECKS: dict[str, Callable] = {**validate_operands.CHECKS, **validate_windows.CHECKS}
+_CHECKS: dict[str, Callable] = {**validate_operands.CHECKS, **validate_quantize.CHECKS, **validate_windows.CHECKS}
 
 
 def validate_model(model: onnx.ModelProto) -> None:
