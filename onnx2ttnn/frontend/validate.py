@@ -57,8 +57,10 @@ def validate_model(model: onnx.ModelProto) -> None:
             raise ConversionError(f"invalid model: node {name!r} ({node.op_type}): {reason}")
 
 
-# float attributes that may hold NaN: a value the node passes on rather than a parameter of its computation
-_NAN_ALLOWED = {"Constant": ("value_float", "value_floats"), "Pad": ("value",), "Resize": ("extrapolation_value",)}
+# float attributes that may hold NaN: a value the node passes on rather than a parameter of its computation, or
+# one inference does not read (BatchNormalization's momentum: the running statistics of training mode only)
+_NAN_ALLOWED = {"Constant": ("value_float", "value_floats"), "Pad": ("value",), "Resize": ("extrapolation_value",),
+                "BatchNormalization": ("momentum",)}
 
 
 def _nan_attribute(node: onnx.NodeProto) -> str:

@@ -46,6 +46,11 @@ def test_a_nan_float_attribute_is_refused_but_a_nan_constant_is_not():
     assert rejected(parsed(text.format(node="HardSigmoid<alpha = 0.5, beta = nan>(x)"))).endswith(
         "(HardSigmoid): attribute 'beta' is NaN (a NaN parameter is not supported)")
     import_model(parsed(text.format(node="Shrink<lambd = 0.5>(x)")), {})
+    norm = "BatchNormalization<{}>(x, g, b, m, v)"
+    consts = {k: np.ones(3, np.float32) for k in "gbmv"}
+    assert rejected(parsed(text.format(node=norm.format("epsilon = nan")), **consts)).endswith(
+        "(BatchNormalization): attribute 'epsilon' is NaN (a NaN parameter is not supported)")
+    import_model(parsed(text.format(node=norm.format("momentum = nan")), **consts), {})  # unused in inference
     constant = """
     <ir_version: 8, opset_import: ["" : 18]>
     g (float x) => (float y) {
