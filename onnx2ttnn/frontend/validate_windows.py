@@ -2,8 +2,9 @@
 the attributes (W's rank is the input's, kernel_shape is W's spatial dims, the input channels are W's, times
 `group` for Conv, and a bias has one value per output channel); a known auto_pad, no dilation with SAME
 padding, one value per spatial dim in the window attributes, an input of rank >= 3, an output of at least one
-element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, and before
-opset 22 no ceil_mode window that starts past the input (onnx and onnxruntime disagree on its size).
+element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, no ConvTranspose
+with SAME padding and output_padding, and before opset 22 no ceil_mode window that starts past the input (onnx
+and onnxruntime disagree on both sizes).
 
 Before: `Conv<kernel_shape=[5, 5]>(x[1, 2, 5, 5], W[4, 2, 3, 3])` converts with a kernel W does not have;
 after: "kernel_shape [5, 5] contradicts the weight's spatial dims [3, 3] (W shape [4, 2, 3, 3])".
@@ -56,8 +57,9 @@ _CONVS = {"Conv": 1, "ConvInteger": 1, "QLinearConv": 3}  # the convolutions (no
 
 def _check_window_attrs(graph: GraphFacts, node, attrs) -> Optional[str]:
     """auto_pad is one of AUTO_PADS (onnxruntime refuses any other), SAME padding has no dilation (onnxruntime
-    refuses it) and, in a ConvTranspose, no output_padding (onnx and onnxruntime disagree on the size), kernel_shape, strides and dilations have one value per spatial dim, pads two, and every
-    spatial dim of the output is at least 1."""
+    refuses it) and, in a ConvTranspose, no output_padding (onnx and onnxruntime disagree on the size),
+    kernel_shape, strides and dilations have one value per spatial dim, pads two, and every spatial dim of the
+    output is at least 1."""
     auto_pad = attrs.get("auto_pad", b"NOTSET")
     auto_pad = auto_pad.decode("utf-8", "replace") if isinstance(auto_pad, bytes) else str(auto_pad)
     if auto_pad not in AUTO_PADS:

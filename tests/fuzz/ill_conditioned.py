@@ -5,8 +5,9 @@ A chain such as Atanh(Tanh(y)) for y near 8 amplifies one float32 rounding of ta
 0.99999982, one unit apart) by 1 / (1 - t^2), about 2.7e6, into 0.14 at the output (fuzz seed 47 case 1042:
 onnxruntime's tanh is one unit below the correctly rounded value, the simulator's is the correctly rounded
 one).  `float64_outputs(model, feeds)` evaluates the model made float64 (`widened`) with onnx's reference
-evaluator; `closer_than_onnxruntime(exact, got, want, ...)` is True when, at every element where the program and onnxruntime differ beyond the tolerance, onnxruntime is itself
-beyond the tolerance from the float64 value and the program is at least as close to it.  A defect of the
+evaluator; `closer_than_onnxruntime(exact, got, want, ...)` is True when, at every element where the program
+and onnxruntime differ beyond the tolerance, onnxruntime is itself beyond the tolerance from the float64 value
+and the program is at least as close to it.  A defect of the
 program makes it far from both, so it stays a mismatch; so does any case the reference evaluator cannot run.
 """
 from __future__ import annotations
