@@ -9,8 +9,10 @@ the node, or what would convert into a wrong program.
 - scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, Slice's starts, ...), string modes
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
   SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
-  CumSum's constant axis and MeanVarianceNormalization's axes too, and an Einsum term has one label per dim.
-- Quantize/DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per block).
+  CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
+  and a label one size (or 1 across operands), LRN's size is odd and alpha and beta are positive,
+  BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank.
+(Quantization parameters: frontend/validate_quantize.py.)
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
 for axis 0 of size 4 (valid: -4 to 3)".
@@ -20,6 +22,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 import numpy as np
+
 
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
 
@@ -154,7 +157,7 @@ _MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("consta
                      ("keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller")))}
 # onnxruntime: 2 is neither (TopK's largest=2 is false; Cast's saturate=2 made NaN of an int64 4)
 _FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted"), "Cast": ("saturate",),
-          "CastLike": ("saturate",)}
+          "CastLike": ("saturate",), "Mod": ("fmod",)}  # (Mod: fuzz seed 53 case 314)
 
 
 def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -218,24 +221,6 @@ def _check_cumsum(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
-def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
-    16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
-    never checked)."""
-    data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
-    axis = int(attrs.get("axis", 1))
-    if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
-        return f"axis {axis} is out of range for an input of rank {len(data)}"
-    if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
-        return None
-    if len(scale) > 1 and not attrs.get("block_size", 0):  # (seed 47 case 1092: a [5, 3, 2] scale)
-        return f"the scale has shape {list(scale)}; it must be a scalar or 1-D (one value per element of axis)"
-    if len(scale) == 1 and -len(data) <= axis < len(data) and data[axis] >= 0 and scale[0] != data[axis]:
-        return (f"the scale has {scale[0]} values but axis {axis} of the input (shape {list(data)}) has "
-                f"{data[axis]} elements")  # (seed 47 case 1186)
-    return None
-
-
 def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
     """perm has one entry per dim (onnxruntime: "perm size: 1 does not match input rank: 2")."""
     data, perm = graph.shape(node_input(node, 0)), attrs.get("perm")
@@ -271,15 +256,72 @@ def _check_mvn(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 
 def _check_einsum(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """Every operand term without an ellipsis has one label per dim of its input."""
+    """Every operand term without an ellipsis has one label per dim of its input; a label repeated within a term
+    stands for dims of one size, and across terms for dims of one size or 1 (onnxruntime: "Einsum operands could
+    not be broadcast together"; fuzz seed 47 case 562: "edge" over [3, 4, 3, 5])."""
     equation = attrs.get("equation", b"")
     equation = equation.decode("utf-8", "replace") if isinstance(equation, bytes) else str(equation)
     terms = equation.replace(" ", "").split("->")[0].split(",")
+    sizes: dict[str, tuple[int, int]] = {}  # label -> (a size other than 1, the operand it was seen in)
     for index, term in enumerate(terms):
         shape = graph.shape(node_input(node, index))
-        if shape is not None and "..." not in term and len(term) != len(shape):
+        if shape is None:
+            continue
+        if "..." not in term and len(term) != len(shape):
             return (f"equation {equation!r}: operand {index} has {len(term)} labels but its input has rank "
                     f"{len(shape)}")
+        left, _, right = term.partition("...")
+        if len(left) + len(right) > len(shape):
+            continue
+        dims = list(zip(left, shape)) + list(zip(right, shape[len(shape) - len(right):]))
+        seen = {}
+        for label, size in dims:
+            if size < 0:
+                continue
+            if seen.setdefault(label, size) != size:
+                return (f"equation {equation!r}: label {label!r} is repeated in operand {index} (shape "
+                        f"{list(shape)}) over dims of sizes {seen[label]} and {size}")
+            known = sizes.get(label)
+            if size != 1 and known is not None and known[0] != size:
+                return (f"equation {equation!r}: label {label!r} has size {known[0]} in operand {known[1]} and "
+                        f"{size} in operand {index}")
+            if size != 1:
+                sizes.setdefault(label, (size, index))
+    return None
+
+
+def _check_lrn(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """LRN: an odd size > 0, alpha > 0 and beta > 0 (onnxruntime: "beta_ > 0.0f was false"; fuzz seed 47 case
+    920: beta 0)."""
+    size = int(attrs.get("size", 0))
+    if size <= 0 or size % 2 == 0:
+        return f"size {size} must be odd and positive"
+    for name, default in (("alpha", 1e-4), ("beta", 0.75)):
+        if not float(attrs.get(name, default)) > 0:
+            return f"{name} {float(attrs.get(name, default))} must be positive"
+    return None
+
+
+def _check_batch_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """scale, B, mean and var are 1-D with one value per channel (onnxruntime: "Invalid input var: 0th
+    dimension != C"; fuzz seed 53 cases 466, 1480 were internal errors)."""
+    data = graph.shape(node_input(node, 0))
+    if data is None or len(data) < 2 or data[1] < 0 or not attrs.get("spatial", 1):  # (spatial=0: per element)
+        return None
+    for index, what in enumerate(("scale", "B", "mean", "var"), 1):
+        shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
+        if shape is not None and all(d >= 0 for d in shape) and shape != (data[1],):
+            return f"{what} has shape {list(shape)}; it must be [{data[1]}], one value per channel"
+    return None
+
+
+def _check_concat(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The axis is within the inputs' rank (onnxruntime: "axis 1099511627776 is not in valid range [-4,3]"; fuzz
+    seed 53 case 1324)."""
+    data = graph.shape(node_input(node, 0))
+    axis = int(attrs.get("axis", 0))
+    if data is not None and data and not -len(data) <= axis < len(data):
+        return f"axis {axis} is out of range for inputs of rank {len(data)}"
     return None
 
 
@@ -302,13 +344,14 @@ CHECKS: dict[str, Callable] = {
     "SpaceToDepth": _check_space_to_depth,
     "CumSum": _check_cumsum,
     "PRelu": _check_prelu,
-    "QuantizeLinear": _check_quantize_axis,
-    "DequantizeLinear": _check_quantize_axis,
     "Transpose": _check_transpose,
     "Einsum": _check_einsum,
+    "LRN": _check_lrn,
+    "BatchNormalization": _check_batch_norm,
+    "Concat": _check_concat,
     "MeanVarianceNormalization": _check_mvn,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
-                                    "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN")
+                                    "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN", "Mod")
        + _REDUCE},
     "Gemm": _check_gemm,
 }

@@ -2,8 +2,9 @@
 the attributes (W's rank is the input's, kernel_shape is W's spatial dims, the input channels are W's, times
 `group` for Conv, and a bias has one value per output channel); a known auto_pad, no dilation with SAME
 padding, one value per spatial dim in the window attributes, an input of rank >= 3, an output of at least one
-element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, and before
-opset 22 no ceil_mode window that starts past the input (onnx and onnxruntime disagree on its size).
+element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, no ConvTranspose
+with SAME padding and output_padding, and before opset 22 no ceil_mode window that starts past the input (onnx
+and onnxruntime disagree on both sizes).
 
 Before: `Conv<kernel_shape=[5, 5]>(x[1, 2, 5, 5], W[4, 2, 3, 3])` converts with a kernel W does not have;
 after: "kernel_shape [5, 5] contradicts the weight's spatial dims [3, 3] (W shape [4, 2, 3, 3])".
@@ -14,6 +15,7 @@ import math
 from typing import Callable, Optional
 
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
+from onnx2ttnn.frontend.validate_quantize import check_qlinear_conv_weight
 
 # ---- Conv ----------------------------------------------------------------------------------------------
 
@@ -55,8 +57,9 @@ _CONVS = {"Conv": 1, "ConvInteger": 1, "QLinearConv": 3}  # the convolutions (no
 
 def _check_window_attrs(graph: GraphFacts, node, attrs) -> Optional[str]:
     """auto_pad is one of AUTO_PADS (onnxruntime refuses any other), SAME padding has no dilation (onnxruntime
-    refuses it), kernel_shape, strides and dilations have one value per spatial dim, pads two, and every
-    spatial dim of the output is at least 1."""
+    refuses it) and, in a ConvTranspose, no output_padding (onnx and onnxruntime disagree on the size),
+    kernel_shape, strides and dilations have one value per spatial dim, pads two, and every spatial dim of the
+    output is at least 1."""
     auto_pad = attrs.get("auto_pad", b"NOTSET")
     auto_pad = auto_pad.decode("utf-8", "replace") if isinstance(auto_pad, bytes) else str(auto_pad)
     if auto_pad not in AUTO_PADS:
@@ -67,6 +70,11 @@ def _check_window_attrs(graph: GraphFacts, node, attrs) -> Optional[str]:
     if node.op_type == "Conv" and auto_pad.startswith("SAME") and any(d != 1 for d in dilations or ()):
         return f"auto_pad {auto_pad} with dilations {list(dilations)} (onnxruntime supports SAME padding only " \
                "without dilation)"
+    padding = attrs.get("output_padding")
+    if node.op_type == "ConvTranspose" and auto_pad.startswith("SAME") and any(padding or ()):
+        # (fuzz seed 53 cases 1, 673: onnx adds output_padding to input * stride, onnxruntime does not)
+        return f"auto_pad {auto_pad} with output_padding {list(padding)}: onnx's shape inference and onnxruntime " \
+               "disagree on the output size"
     data = graph.shape(node_input(node, 0))
     if data is None:
         return None
@@ -177,8 +185,11 @@ def _check_pool(graph: GraphFacts, node, attrs) -> Optional[str]:
 CHECKS: dict[str, Callable] = {
     "Conv": _check_conv,
     "ConvTranspose": _check_conv,
-    "ConvInteger": _check_window_attrs,  # (fuzz seed 99 of the new recipes: a kernel wider than the input was an
-    "QLinearConv": _check_window_attrs,  # internal error; onnxruntime "Invalid input shape")
+    # fuzz seed 99 of the new recipes: a kernel wider than the input was an internal error (onnxruntime "Invalid
+    # input shape"); QLinearConv's weight scale: seed 53 case 1040
+    "ConvInteger": _check_window_attrs,
+    "QLinearConv": lambda graph, node, attrs: (_check_window_attrs(graph, node, attrs)
+                                               or check_qlinear_conv_weight(graph, node, attrs)),
     "MaxPool": _check_pool,
     "AveragePool": _check_pool,
     "LpPool": _check_pool,

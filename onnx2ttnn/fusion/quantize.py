@@ -5,8 +5,8 @@
 (exact: every step before the last multiply is on integers): the zero point's add and subtract cancel, and
 lowering/quantize.py makes it two ttnn calls (divide; multiply with round and clamp as its input activations) where
 the op by op chain is six.  Matched when the QuantizeLinear's only reader is the DequantizeLinear, both have
-the same constant one-element scale and zero point, and no block size or output_dtype other than the zero
-point's type is asked.  What is left unmatched is lowered op by op (lowering/quantize.py), to the same values.
+the same constant one-element scale and zero point, and no block size, output_dtype other than the zero
+point's type or division precision other than float32 is asked.  What is left unmatched is lowered op by op (lowering/quantize.py), to the same values.
 
 A pair whose input is already on its grid is dropped: x comes, through data movement only (Reshape,
 Transpose, Squeeze, Unsqueeze, Flatten), from a DequantizeLinear (or a pair fused here) of the same scale,
@@ -19,6 +19,7 @@ Before: `r = Reshape(DQ(q, s, z)); y = DQ(Q(r, s, z), s, z)`; after: `y` is `r`.
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.fusion import (FUSED_DOMAIN, FusionRule, Match, constant, is_op, producer, replace_outputs,
@@ -40,6 +41,8 @@ def match(q: gs.Node):
         return "the quantized value is not only dequantized"
     if q.attrs.get("block_size", 0) or dq.attrs.get("block_size", 0) or q.attrs.get("output_dtype", 0):
         return "blocked, or an output_dtype"
+    if q.attrs.get("precision", 0) not in (0, onnx.TensorProto.FLOAT):
+        return "a division in another precision than float32"
     scales = [_param(n, 1) for n in (q, dq)]
     if any(s is None or s.size != 1 for s in scales) or scales[0].reshape(-1)[0] != scales[1].reshape(-1)[0]:
         return "not one shared constant per-tensor scale"

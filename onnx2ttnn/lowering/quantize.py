@@ -248,6 +248,8 @@ def _quantize(ctx: LoweringContext, node: gs.Node, *, axis_allowed: bool, block_
     out_type = onnx.helper.tensor_dtype_to_np_dtype(attr).name if attr else None
     if out_type is not None and out_type not in QUANT_TYPES:
         ctx.decline(f"quantizing to {out_type} (ttnn has no such type)")
+    if int(node.attrs.get("precision", 0)) == onnx.TensorProto.FLOAT16:  # opset 23 (fuzz seed 47 case 322)
+        ctx.decline("precision FLOAT16 (a float16 division; ttnn has no float16)")
     if zero_type and out_type and zero_type != out_type:
         raise bad(ctx, f"zero point {zero.name!r} has type {zero_type} but output_dtype is {out_type}")
     dtype = np.dtype(zero_type or out_type or "uint8")
@@ -275,7 +277,8 @@ def quantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
     """QuantizeLinear-10: a one-element scale, uint8 / int8; 13: `axis` (per-axis scales; default 1); 19:
     float16 / bfloat16 inputs, float8 outputs with `saturate`; 21: `block_size` (blocked scales; default 0,
     none), `output_dtype` (default: the zero point's type), int16 / uint16 / 4-bit outputs; 23: `precision`
-    (the division's: ours is the compute dtype), float4; 24: float8e8m0 scales; 25: 2-bit; 28: float6 outputs.
+    (the division's: ours is the compute dtype; FLOAT16 is declined, onnxruntime's float16 quotient rounds
+    differently), float4; 24: float8e8m0 scales; 25: 2-bit; 28: float6 outputs.
     Each version's new attributes keep the earlier meaning at their defaults, and every type added beyond
     16-bit integers has no ttnn type (declined), so one rule serves them all."""
     _quantize(ctx, node, axis_allowed=True, block_allowed=True)

@@ -64,9 +64,9 @@ def source_coordinates(spec: ResizeSpec, in_size: int, out_size: int, scale: flo
     elif mode == "asymmetric":
         x = y / scale
     elif mode == "pytorch_half_pixel":
-        # the spec and onnxruntime: 0 for an output of length 1 (onnx's reference says -0.5; linear and nearest
-        # give the same either way, cubic does not)
-        x = np.zeros(out_size) if length == 1 else (y + 0.5) / scale - 0.5
+        # the spec and onnxruntime: 0 for an output of length 1, the integer output length (a scale of 0.5 on 3
+        # rows is one row, the first; onnx's reference samples (0 + 0.5) / 0.5 - 0.5 = 0.5, between rows 0 and 1)
+        x = np.zeros(out_size) if out_size == 1 else (y + 0.5) / scale - 0.5
     elif mode == "half_pixel":
         x = (y + 0.5) / scale - 0.5
     elif mode == "half_pixel_symmetric":

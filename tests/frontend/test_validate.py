@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnx2ttnn.frontend import validate_operands, validate_windows
+from onnx2ttnn.frontend import validate_operands, validate_quantize, validate_windows
+from onnx2ttnn.frontend.importer import import_model
 from tests.frontend._validate_models import parsed, rejected
 
 GATHERS = """
@@ -27,4 +28,34 @@ def test_the_first_refused_node_is_named_by_its_name_or_by_op_type_and_index():
 
 
 def test_no_op_type_is_checked_by_two_families():
-    assert not validate_operands.CHECKS.keys() & validate_windows.CHECKS.keys()
+    families = [validate_operands.CHECKS, validate_quantize.CHECKS, validate_windows.CHECKS]
+    assert all(not a.keys() & b.keys() for i, a in enumerate(families) for b in families[i + 1:])
+
+
+def test_a_nan_float_attribute_is_refused_but_a_nan_constant_is_not():
+    """Found by the fuzzer (seed 47 cases 160 and 820: HardSigmoid beta NaN feeding an ArgMin, Shrink lambd NaN:
+    onnxruntime gives 0 where every comparison with NaN fails, the program passed x through)."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 3] x) => (float y) {{
+        y = {node}
+    }}
+    """
+    assert rejected(parsed(text.format(node="Shrink<lambd = nan>(x)"))) == (
+        "invalid model: node 'Shrink_0' (Shrink): attribute 'lambd' is NaN (a NaN parameter is not supported)")
+    assert rejected(parsed(text.format(node="HardSigmoid<alpha = 0.5, beta = nan>(x)"))).endswith(
+        "(HardSigmoid): attribute 'beta' is NaN (a NaN parameter is not supported)")
+    import_model(parsed(text.format(node="Shrink<lambd = 0.5>(x)")), {})
+    norm = "BatchNormalization<{}>(x, g, b, m, v)"
+    consts = {k: np.ones(3, np.float32) for k in "gbmv"}
+    assert rejected(parsed(text.format(node=norm.format("epsilon = nan")), **consts)).endswith(
+        "(BatchNormalization): attribute 'epsilon' is NaN (a NaN parameter is not supported)")
+    import_model(parsed(text.format(node=norm.format("momentum = nan")), **consts), {})  # unused in inference
+    constant = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float x) => (float y) {
+        c = Constant<value_float = nan>()
+        y = Add(x, c)
+    }
+    """
+    import_model(parsed(constant), {})

@@ -261,10 +261,53 @@ def test_unknown_gelu_and_resize_modes_and_a_non_1_d_split_are_refused():
      "direction 'CRD' is not one of forward, reverse, bidirectional"),
     ("Squeeze", "", "x, a", "float[2, 1]", {"a": np.array(1, np.int64)}, "input 1 has shape []; it must be 1-D"),
     ("Transpose", "<perm = [0]>", "x", "float[2, 3]", {}, "perm [0] has 1 entries for an input of rank 2"),
+    ("Einsum", '<equation = "edge">', "x", "float[3, 4, 3, 5]", {},
+     "equation 'edge': label 'e' is repeated in operand 0 (shape [3, 4, 3, 5]) over dims of sizes 3 and 5"),
+    ("Einsum", '<equation = "ij,kj->ik">', "x, w", "float[2, 3]", {"w": np.ones((4, 5), np.float32)},
+     "equation 'ij,kj->ik': label 'j' has size 3 in operand 0 and 5 in operand 1"),
+    ("Einsum", '<equation = "...i,i">', "x, w", "float[2, 3]", {"w": np.ones(4, np.float32)},
+     "equation '...i,i': label 'i' has size 3 in operand 0 and 4 in operand 1"),
+    ("LRN", "<size = 1, beta = 0.0>", "x", "float[1, 4, 2, 2]", {}, "beta 0.0 must be positive"),
+    ("LRN", "<size = 3, alpha = -1.0>", "x", "float[1, 4, 2, 2]", {}, "alpha -1.0 must be positive"),
+    ("LRN", "<size = 2>", "x", "float[1, 4, 2, 2]", {}, "size 2 must be odd and positive"),
+    # seed 53 cases 1324, 314
+    ("Concat", "<axis = 1099511627776>", "x, x", "float[2, 3]", {},
+     "axis 1099511627776 is out of range for inputs of rank 2"),
+    ("Mod", "<fmod = 2>", "x, x", "float[2, 3]", {}, "fmod is 2; it must be 0 or 1"),
 ])
 def test_what_seed_47_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
-    """Found by the fuzzer (seed 47, cases 174, 180, 558, 908, 1250): each converted; onnxruntime refuses each."""
+    """Found by the fuzzer (seed 47, cases 174, 180, 558, 562, 908, 920, 1250; seed 53 cases 314, 466, 1324, 1480):
+    each converted (two with an internal error); onnxruntime refuses each (Einsum "operands could not be broadcast
+    together", LRN "beta_ > 0.0f was false", BatchNormalization "Invalid input var: 0th dimension != C", ...)."""
     assert rejected(_one(op, attrs, inputs, x, **consts)).endswith(f"({op}): {reason}")
+
+
+@pytest.mark.parametrize("opset", [7, 12])
+@pytest.mark.parametrize("mean, var, reason", [
+    ((2, 3), (3,), "mean has shape [2, 3]; it must be [3], one value per channel"),
+    ((3,), (2,), "var has shape [2]; it must be [3], one value per channel"),
+])
+def test_batch_norm_parameters_of_another_shape_than_the_channels_are_refused(opset, mean, var, reason):
+    """Found by the fuzzer (seed 53 cases 466, 1480: internal errors, a broadcast of 32 against 2 values and a
+    reshape of 32 into 16); strict inference before opset 14 does not check them, onnxruntime "Invalid input var:
+    0th dimension != C"."""
+    consts = {"g": np.ones(3, np.float32), "b": np.zeros(3, np.float32), "m": np.zeros(mean, np.float32),
+              "v": np.ones(var, np.float32)}
+    model = _one("BatchNormalization", "", "x, g, b, m, v", "float[1, 3, 2, 2]", opset=opset, **consts)
+    assert rejected(model).endswith(f"(BatchNormalization): {reason}")
+    consts.update(m=np.zeros(3, np.float32), v=np.ones(3, np.float32))
+    import_model(_one("BatchNormalization", "", "x, g, b, m, v", "float[1, 3, 2, 2]", opset=opset, **consts), {})
+
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts", [
+    ("Einsum", '<equation = "ij,jk->ik">', "x, w", "float[2, 1]", {"w": np.ones((3, 4), np.float32)}),
+    ("Einsum", '<equation = "ij,ij->ij">', "x, w", "float[2, 3]", {"w": np.ones((1, 3), np.float32)}),
+    ("Einsum", '<equation = "ii->i">', "x", "float[3, 3]", {}),
+    ("LRN", "<size = 3, alpha = 0.5, beta = 0.6, bias = 0.0>", "x", "float[1, 4, 2, 2]", {}),
+])
+def test_their_valid_neighbours_pass_validation(op, attrs, inputs, x, consts):
+    """A label of size 1 broadcasts across operands (onnxruntime runs these); LRN's bias may be 0."""
+    import_model(_one(op, attrs, inputs, x, **consts), {})
 
 
 def test_a_quantize_axis_out_of_range_is_refused():

@@ -205,3 +205,20 @@ def test_a_quantized_conv_kernel_larger_than_its_padded_input_is_refused():
     """
     assert "(QLinearConv): the window (2 elements in spatial dim 1, kernel [1, 2]" in rejected(
         parsed(qlinear, w=w, s=np.float32(0.1), z=np.uint8(0)))
+
+
+def test_a_conv_transpose_with_same_padding_and_output_padding_is_refused():
+    """Found by the fuzzer (seed 53 cases 1 and 673): onnx's shape inference adds output_padding to input x stride
+    (11 for 5 x 2 + 1), onnxruntime does not (10, its values shifted): a wrong shape or values."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1, 1, 5] x) => (float y) {
+        y = ConvTranspose<auto_pad = "SAME_UPPER", kernel_shape = [3], strides = [2]PADDING>(x, w)
+    }
+    """
+    w = np.ones((1, 1, 3), np.float32)
+    assert rejected(parsed(text.replace("PADDING", ", output_padding = [1]"), w=w)).endswith(
+        "(ConvTranspose): auto_pad SAME_UPPER with output_padding [1]: onnx's shape inference and onnxruntime "
+        "disagree on the output size")
+    import_model(parsed(text.replace("PADDING", ", output_padding = [0]"), w=w), {})
+    import_model(parsed(text.replace("PADDING", ""), w=w), {})

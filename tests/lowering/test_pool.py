@@ -117,6 +117,26 @@ def test_a_max_pool_window_wholly_in_the_padding_is_float32s_lowest_value():
     np.testing.assert_array_equal(outputs["y"].numpy(), np.full((1, 1, 2, 1), np.finfo(np.float32).min))
 
 
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_a_dilated_window_larger_than_the_input_takes_only_its_taps(op):
+    """Found by the fuzzer (seed 47 case 189): kernel [2, 2], dilations [1, 2], strides [2, 2] over a 1 x 2 map
+    (onnx's inference truncates to one output element).  The window taps column 0 only (column 2 lies past the
+    input); onnxruntime's max is that element, the program took a global max of both columns."""
+    import onnxruntime
+
+    from tests.program_run import run
+
+    m = model(op, {"x": [3, 1, 1, 2]}, attrs={"kernel_shape": [2, 2], "dilations": [1, 2], "strides": [2, 2]},
+              opset=19)
+    x = np.array([[-1.0, 2.0], [3.0, -4.0], [0.5, 0.25]], np.float32).reshape(3, 1, 1, 2)
+    want = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0]
+    np.testing.assert_array_equal(want.reshape(-1), [-1.0, 3.0, 0.5])
+    outputs, leaks, _ = run(m, {"x": x})
+    np.testing.assert_array_equal(outputs["y"].numpy(), want)
+    assert leaks == []
+
+
 @pytest.mark.parametrize("opset", [13, 19])
 @pytest.mark.parametrize("attrs", [
     {"kernel_shape": [2, 2], "strides": [2, 2]},  # the whole 1 x 1 input: was a global mean

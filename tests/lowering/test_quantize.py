@@ -234,3 +234,41 @@ def test_per_op_compares_dynamic_quantize_linears_rank_0_scale():
     report = verify(model, conversion=convert(model, dtype="fp32", probes=True), per_op=True)
     assert report.passed and report.first_divergent is None, report.per_op
     assert ("s", "dql", 1.0) in report.per_op
+
+
+def _precise(precision, pair=False):
+    """QuantizeLinear-23 to int16 with `precision` (and a DequantizeLinear after it when `pair`)."""
+    attrs = {} if precision is None else {"precision": precision}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q_prec", **attrs)]
+    out = V("q", TensorProto.INT16, [6])
+    if pair:
+        nodes.append(helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]))
+        out = V("y", F, [6])
+    model = _model(nodes, [V("x", F, [6])], [out], [_const("s", np.float32(0.1)), _const("z", np.int16(0))],
+                   opset=23)
+    model.ir_version = 10
+    return model
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_a_float16_division_precision_is_left_to_onnxruntime_and_matches_it(pair):
+    """Found by the fuzzer (seed 47 case 322, then a probe): QuantizeLinear-23 `precision` FLOAT16 divides in
+    float16 (onnxruntime: 2049.3 / 0.1 -> 20512, not 20493); ttnn has no float16, so the rule declines and a host
+    region computes it; FLOAT is the program's own division, on the device; another type is refused."""
+    import onnxruntime
+
+    from tests.node.runner import execute
+
+    x = np.array([1000.05, 2049.3, 3.0, 1234.567, -3000.3, 1.25], np.float32)
+    for precision, hosted in ((TensorProto.FLOAT16, True), (TensorProto.FLOAT, False), (None, False)):
+        model = _precise(precision, pair)
+        want = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+            None, {"x": x})[0]
+        conversion = convert(model, dtype="fp32")
+        assert bool(conversion.region_summaries()) == hosted
+        outputs, leaks = execute(conversion, {"x": x})
+        np.testing.assert_array_equal(np.asarray(outputs["y" if pair else "q"]), want)
+        assert leaks == []
+    with pytest.raises(ConversionError, match=r"\(QuantizeLinear\): precision 5 is not a type onnxruntime divides "
+                                              r"in \(FLOAT, FLOAT16\)"):
+        convert(_precise(TensorProto.INT16, pair))

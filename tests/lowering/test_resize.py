@@ -114,3 +114,23 @@ def test_cubic_pytorch_half_pixel_to_one_element_samples_coordinate_0():
     m = resize([8, 1, 3, 1], sizes=[8, 1, 1, 5], mode="cubic", coordinate_transformation_mode="pytorch_half_pixel")
     report = verify(m, dtype="fp32")
     assert report.passed and report.outputs[0].max_abs < 1e-4, report.text()
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic", "nearest"])
+@pytest.mark.parametrize("scale", [0.5, 0.4])
+def test_pytorch_half_pixel_to_one_row_by_a_scale_samples_the_first_row(mode, scale):
+    """Found by the fuzzer (seed 47 case 495): a scale of 0.5 on 3 rows gives one row (a length of 1.5 before
+    flooring); onnxruntime samples coordinate 0, the spec's value for an output of length 1, where the program
+    sampled 0.5 (the mean of rows 0 and 1)."""
+    import onnxruntime
+
+    from tests.program_run import run
+
+    m = resize([1, 1, 3, 8], scales=[1, 1, scale, 1], mode=mode, coordinate_transformation_mode="pytorch_half_pixel")
+    x = np.random.default_rng(0).standard_normal((1, 1, 3, 8)).astype(F32)
+    want = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0]
+    np.testing.assert_array_equal(want, x[:, :, :1])
+    outputs, leaks, _ = run(m, {"x": x})
+    np.testing.assert_allclose(outputs["y"].numpy(), want, atol=1e-6)
+    assert leaks == []

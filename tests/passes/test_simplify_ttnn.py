@@ -39,3 +39,20 @@ def test_a_whole_slice_is_dropped_and_a_part_slice_kept():
     assert not [n for n in convert(whole).module.graph.nodes if n.op == "slice"]
     assert [n for n in convert(part).module.graph.nodes if n.op == "slice"]
     assert verify(whole).passed and verify(part).passed
+
+
+def test_a_dropped_slice_leaves_no_reader_behind(monkeypatch):
+    """Found by the fuzzer (seed 47 case 56): a 1 x 1 AveragePool is one whole slice (dropped) and a multiply; the
+    dropped slice stayed among its input's readers, and with --verify-each the placement verifier rejected it
+    reading the height-sharded tensor place-memory chose (an internal error)."""
+    monkeypatch.setenv("ONNX2TTNN_VERIFY_EACH", "1")
+    nodes = [helper.make_node("Neg", ["x"], ["t"]),
+             helper.make_node("AveragePool", ["t"], ["y"], kernel_shape=[1, 1], count_include_pad=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4, 3, 5])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [5, 4, 3, 5]) for n in "yt"])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    conversion = convert(m, dtype="fp32")
+    assert not [n for n in conversion.module.graph.nodes if n.op == "slice"]
+    assert all(reader in conversion.module.graph.nodes for t in conversion.module.graph.tensors().values()
+               for reader in t.outputs)
+    assert verify(m, dtype="fp32").passed

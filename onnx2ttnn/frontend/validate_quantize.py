@@ -1,0 +1,68 @@
+"""Validation of quantization parameters: what strict inference lets pass but onnxruntime refuses when it runs
+the node (a QuantizeLinear -> DequantizeLinear pair is fused before lowering, so the lowering's own checks never
+see it).
+- QuantizeLinear / DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per
+  block), the zero point has the scale's shape, QuantizeLinear's precision is 0, FLOAT or FLOAT16;
+- QLinearConv: the weight's scale and zero point are per tensor or one per output channel (called by
+  frontend/validate_windows.py, which checks QLinearConv's window).
+
+Before: `DequantizeLinear(x[5, 2, 5], s[5])` (axis 1) converts, scaling by the first two values; after: "the
+scale has 5 values but axis 1 of the input (shape [5, 2, 5]) has 2 elements".
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import onnx
+
+from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
+
+# QuantizeLinear's `precision` (opset 23): the scale's type (0), or a type onnxruntime divides in ("CPU
+# QuantizeLinear only supports precision 0 (use scale type), FLOAT, and FLOAT16")
+_PRECISIONS = (0, onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)
+
+
+def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
+    16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
+    never checked); the zero point has the scale's shape; QuantizeLinear's precision is one onnxruntime
+    divides in."""
+    data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
+    zero = graph.shape(node_input(node, 2)) if node_input(node, 2) else None
+    axis = int(attrs.get("axis", 1))
+    if scale is not None and zero is not None and zero != scale:  # (seed 53 cases 114, 986)
+        return f"the zero point has shape {list(zero)} but the scale {list(scale)}; they must have one shape"
+    if attrs.get("precision", 0) not in _PRECISIONS:  # (seed 47 case 322: an int16 precision)
+        return (f"precision {attrs['precision']} is not a type onnxruntime divides in "
+                f"({', '.join(onnx.TensorProto.DataType.Name(p) for p in _PRECISIONS[1:])})")
+    if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
+        return None
+    if len(scale) > 1 and not attrs.get("block_size", 0):  # (seed 47 case 1092: a [5, 3, 2] scale)
+        return f"the scale has shape {list(scale)}; it must be a scalar or 1-D (one value per element of axis)"
+    if len(scale) == 1 and -len(data) <= axis < len(data) and data[axis] >= 0 and scale[0] != data[axis]:
+        return (f"the scale has {scale[0]} values but axis {axis} of the input (shape {list(data)}) has "
+                f"{data[axis]} elements")  # (seed 47 case 1186)
+    return None
+
+
+
+def check_qlinear_conv_weight(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """QLinearConv's w_scale and w_zero_point: a scalar or one value per output channel (onnxruntime: "QLinearConv
+    : filter scale shape invalid"; seed 53 case 1040: a [4, 1] scale)."""
+    weight = graph.shape(node_input(node, 3))
+    for index, what in ((4, "weight scale"), (5, "weight zero point")):
+        shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
+        if shape is None or weight is None or not weight or weight[0] < 0 or any(d < 0 for d in shape):
+            continue
+        if shape not in ((), (1,), (weight[0],)):
+            return (f"the {what} has shape {list(shape)}; it must be a scalar or hold one value per output "
+                    f"channel ({weight[0]})")
+    return None
+
+
+CHECKS: dict[str, Callable] = {
+    "QuantizeLinear": _check_quantize_axis,
+    "DequantizeLinear": _check_quantize_axis,
+}

@@ -1,0 +1,48 @@
+"""validate_quantize: a zero point of another shape than its scale, and a QLinearConv weight scale that is neither
+per tensor nor per output channel, are refused before lowering, naming the node (onnxruntime refuses both when
+it runs the node); valid neighbours still convert.  (The axis, scale and precision checks moved here from
+validate_operands keep their tests in tests/frontend/test_validate_operands.py and tests/lowering/test_quantize.py.)"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onnx2ttnn.frontend.importer import import_model
+from tests.frontend._validate_models import parsed, rejected
+
+QUANTIZE = """
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2, 5] x) => (uint8 y) {
+    y = QuantizeLinear<axis = 0>(x, s, z)
+}
+"""
+
+
+@pytest.mark.parametrize("scale, zero, reason", [
+    (np.float32(0.05), np.zeros(2, np.uint8), "the zero point has shape [2] but the scale []"),  # seed 53 case 114
+    (np.full(5, 0.1, np.float32), np.uint8(0), "the zero point has shape [] but the scale [5]"),  # seed 53 case 986
+])
+def test_a_zero_point_of_another_shape_than_its_scale_is_refused(scale, zero, reason):
+    """onnxruntime: "zero_point_ptr == nullptr || zero_point_ptr->Shape() == scale.Shape()" at run time."""
+    assert rejected(parsed(QUANTIZE, s=scale, z=zero)).endswith(f"(QuantizeLinear): {reason}; they must have one shape")
+    import_model(parsed(QUANTIZE, s=scale, z=np.zeros(np.shape(scale), np.uint8)), {})
+
+
+QLINEAR_CONV = """
+<ir_version: 8, opset_import: ["" : 13]>
+g (uint8[1, 1, 4, 4] x) => (uint8 y) {
+    y = QLinearConv<kernel_shape = [3, 3]>(x, xs, xz, w, ws, wz, ys, yz)
+}
+"""
+
+
+def test_a_qlinear_conv_weight_scale_neither_per_tensor_nor_per_channel_is_refused():
+    """Found by the fuzzer (seed 53 case 1040): a [4, 1] weight scale for one output channel; onnxruntime "filter
+    scale shape invalid"."""
+    consts = dict(xs=np.float32(0.03125), xz=np.uint8(0), w=np.ones((2, 1, 3, 3), np.int8), wz=np.int8(0),
+                  ys=np.float32(1), yz=np.uint8(128))
+    assert rejected(parsed(QLINEAR_CONV, ws=np.full((4, 1), 0.0078125, np.float32), **consts)).endswith(
+        "(QLinearConv): the weight scale has shape [4, 1]; it must be a scalar or hold one value per output "
+        "channel (2)")
+    import_model(parsed(QLINEAR_CONV, ws=np.full(2, 0.0078125, np.float32), **consts), {})
+    import_model(parsed(QLINEAR_CONV, ws=np.float32(0.0078125), **consts), {})
