@@ -94,6 +94,9 @@ class Module:
     # bytes per core of the L1_SMALL region the program opens its device (or mesh) with: what its convs keep there
     # (memory/l1_small.py, set by place-memory; docs/design.md §6.33); the emitter and verify read it
     l1_small_size: int = 16384
+    # how much the model amplifies its weights' block-float errors (>= 1; measure-weight-gain, lowering/weight_gain.py):
+    # lower-to-ttnn divides --weights auto's error budget by it
+    weight_gain: float = 1.0
 
     @property
     def chips(self) -> int:
