@@ -59,6 +59,21 @@ def test_a_model_that_amplifies_weight_errors_keeps_its_weights_bf16_and_passes_
     assert report.passed and report.outputs[0].pcc > 0.997  # (0.9978)
 
 
+def test_the_conversion_summary_says_when_the_budget_was_divided(tmp_path):
+    from onnx import save
+
+    from tests.test_cli import run_inprocess
+
+    save(_cancelling()[0], str(tmp_path / "m.onnx"))
+    run = run_inprocess(["convert", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m_ttnn.py")], tmp_path)
+    assert run.code == 0, run.stderr
+    line = next(l for l in (run.stdout + run.stderr).splitlines() if l.startswith("weight gain:"))
+    assert "auto's budget divided by 401" in line
+    save(_mlp(), str(tmp_path / "p.onnx"))
+    run = run_inprocess(["convert", str(tmp_path / "p.onnx"), "-o", str(tmp_path / "p_ttnn.py")], tmp_path)
+    assert run.code == 0 and "weight gain:" not in run.stdout + run.stderr
+
+
 def test_a_model_that_passes_errors_on_keeps_gain_one_and_its_block_float_weights():
     conversion = convert(_mlp())
     notes = conversion.module.notes["measure-weight-gain"]
