@@ -11,16 +11,16 @@ weight's values tells the two apart; the network's Jacobian does.  So the gain i
 
   1. the weights auto would take in a block float, judged as weight_dtype does (each one's r^2 within its share
      of the budget, in the orientation the rule uploads it: a conv's [KH*KW*IC, OC], a MatMul's [K, N]);
-  2. onnxruntime runs the graph twice on seeded inputs (verify's: N(0, 1) floats, ones for integers), with the
+  2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, ones for integers), with the
      exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
   3. the loss L is the largest 1 - PCC over the float outputs, the amplification a = 2 L / sum(r_i^2).
 
 The budget B promised the weights a loss of at most B / 2.  When L keeps that promise, nothing changes (gain 1:
 a plain MLP with Relus measures a = 1.16 and still fits).  When L breaks it, the gain is a: lowering divides the
 model's budget by it (weight_dtype.model_error_budget): the weights it then takes add at most B / a to sum(r^2),
-which loses about a * (B / a) / 2 = B / 2, as promised.  The gain is a property of the model on these inputs, measured once per
-conversion: two onnxruntime runs and one rounding of each candidate weight on the host.  A graph onnxruntime
-cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why.
+which loses about a * (B / a) / 2 = B / 2, as promised.  The gain is a property of the model on these inputs,
+measured once per conversion: two onnxruntime runs and one rounding of each candidate weight on the host.  A
+graph onnxruntime cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why.
 """
 from __future__ import annotations
 
@@ -61,17 +61,9 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset()) -> WeightGain:
     rounded = {}
     for tensor, uploaded_to, back in _candidates(graph, exempt):
         values = np.asarray(tensor.values, np.float32)
-        uploaded = uploaded_to(values)
-        norm = float(np.sum(np.square(uploaded, dtype=np.float64)))
-        taken = None
-        for fmt in reversed(FORMATS):  # bfloat8_b first: bfloat4_b's error is larger, tried only if bfloat8_b fits
-            moved = bfp_round(uploaded, fmt)
-            r2 = float(np.sum(np.square(moved - uploaded, dtype=np.float64))) / norm if norm else 0.0
-            if r2 > share or not norm:
-                break
-            taken = (back(moved, values.shape).astype(values.dtype), r2)
+        taken = _auto_rounding(uploaded_to(values), share)
         if taken is not None:
-            rounded[tensor.name] = taken
+            rounded[tensor.name] = (back(taken[0], values.shape).astype(values.dtype), taken[1])
     if not rounded:
         return WeightGain(why="no weight within its share")
     spent = sum(r2 for _, r2 in rounded.values())
@@ -82,6 +74,20 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset()) -> WeightGain:
     loss = max((_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
     broken = loss > budget / 2  # the budget's promise to the weights
     return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, len(rounded))
+
+
+def _auto_rounding(uploaded: np.ndarray, share: float):
+    """(the weight rounded to the format auto would take, its r^2), or None where auto keeps it bf16: bfloat8_b
+    first (bfloat4_b's error is larger: tried only when bfloat8_b fits), each within `share`."""
+    norm = float(np.sum(np.square(uploaded, dtype=np.float64)))
+    taken = None
+    for fmt in reversed(FORMATS):
+        moved = bfp_round(uploaded, fmt)
+        r2 = float(np.sum(np.square(moved - uploaded, dtype=np.float64))) / norm if norm else 0.0
+        if not norm or r2 > share:
+            break
+        taken = (moved, r2)
+    return taken
 
 
 def _candidates(graph: gs.Graph, exempt):
