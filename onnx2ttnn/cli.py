@@ -218,6 +218,7 @@ def summary(result, program: str, weights: str) -> str:
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
+        *_gain_line(result.module.notes.get("measure-weight-gain", {})),
         *([auto_line(result.auto)] if result.auto else []),
         *_activations_line(result.module.notes.get("choose-activation-formats", {})),
         f"time: {times}",
@@ -268,6 +269,15 @@ def _formats_line(formats: dict) -> list[str]:
     text = ", ".join(f"{n} {_FORMAT_NAMES.get(d, d)}" for d, n in sorted(counts.items()))
     shown = "; ".join(kept[:5]) + ("; ..." if len(kept) > 5 else "")
     return [f"weight formats: {text}" + (f" (kept bf16: {shown})" if kept else "")]
+
+
+def _gain_line(notes: dict) -> list[str]:
+    """The summary line of measure-weight-gain when it divided auto's budget (docs/design.md §6.30)."""
+    if notes.get("gain", 1.0) <= 1.0:
+        return []
+    return [f"weight gain: the outputs amplify the weights' block-float errors {notes['gain']:.1f}x (float32 loss "
+            f"{notes['loss']:.4f} for {notes['weights']} weights in block floats, over the budget's promise): "
+            f"auto's budget divided by {notes['gain']:.1f}"]
 
 
 def _activations_line(notes: dict) -> list[str]:

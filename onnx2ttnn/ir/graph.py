@@ -98,6 +98,10 @@ class Module:
     # program's random_inputs() draws ids below it
     index_rows: dict = field(default_factory=dict)
 
+    # how much the model amplifies its weights' block-float errors (>= 1; measure-weight-gain, lowering/weight_gain.py):
+    # lower-to-ttnn divides --weights auto's error budget by it
+    weight_gain: float = 1.0
+
     @property
     def chips(self) -> int:
         return self.mesh[0] * self.mesh[1]

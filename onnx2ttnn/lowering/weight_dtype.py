@@ -24,7 +24,9 @@ Float weights (--weights):
   fraction of their magnitude (PP-OCRv4's DB head: -25 +- 5), which multiplies the weights' relative errors by
   that ratio in the compared PCC; the estimate above, which assumes a spread like the magnitude, leaves bf16
   activations nothing there (ppocr_det's logit PCC: 0.9899 under the full budget, 0.9955 under a quarter,
-  docs/design.md §6.28).
+  docs/design.md §6.28).  And the budget is divided by the model's measured gain: how much its outputs amplify
+  its weights' errors over this estimate, measured once per conversion in float32 with onnxruntime
+  (lowering/weight_gain.py, passes/measure_weight_gain.py; PP-OCRv4's recognizer: 5.1, docs/design.md §6.30).
 
 Dequantized weights (passes/fold_dequantize.py) under auto and bf16 keep their own rule: bfloat8_b when its
 rounding moves them by at most BFP8_BUDGET of their quantization step, else the compute dtype; bfp8 / bfp4
@@ -93,10 +95,11 @@ def relative_error(values: np.ndarray, fmt: str) -> float:
     return float(np.sqrt(np.sum(np.square(bfp_round(values, fmt) - values, dtype=np.float64)))) / norm
 
 
-def model_error_budget(exponential: bool) -> float:
+def model_error_budget(exponential: bool, gain: float = 1.0) -> float:
     """The model's budget on the sum of squared relative errors its block-float formats add (module doc): weights
-    spend it first (auto: an even share each), --activations auto what they leave."""
-    return MODEL_ERROR_BUDGET / (EXPONENTIAL_TAIL_SHARE if exponential else 1)
+    spend it first (auto: an even share each), --activations auto what they leave.  `gain`: how much the model
+    amplifies them, measured (lowering/weight_gain.py; 1 when not measured)."""
+    return MODEL_ERROR_BUDGET / (EXPONENTIAL_TAIL_SHARE if exponential else 1) / max(1.0, gain)
 
 
 def count_weight_layers(graph: gs.Graph) -> int:
@@ -202,7 +205,7 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
     if name in ctx.tail_weights:
         ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
         return None
-    share = model_error_budget(ctx.exponential_tail) / max(1, ctx.weight_layers)
+    share = model_error_budget(ctx.exponential_tail, ctx.weight_gain) / max(1, ctx.weight_layers)
     errors = {}
     for fmt in ("bfp4", "bfp8"):
         errors[fmt] = relative_error(uploaded, fmt)
@@ -211,6 +214,7 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
             ctx.note_weight_error(name, errors[fmt] ** 2)
             return fmt
     tail = " (a quarter: the model ends in an exponential tail)" if ctx.exponential_tail else ""
+    tail += f" (divided by {ctx.weight_gain:.1f}: the model amplifies weight errors)" if ctx.weight_gain > 1 else ""
     ctx.note_weight_format(name, "bf16", f"bfloat8_b would add a relative error of {errors['bfp8']:.4f}, over "
                                          f"its share {share ** 0.5:.4f} of the model's budget{tail}")
     return None

@@ -70,7 +70,7 @@ class LowerToTTNN(Pass):
                                    "quantized_weights": dict(sorted(lctx.weight_dtypes.items())),
                                    "weight_formats": dict(sorted(lctx.weight_formats.items())),
                                    "weight_error": sum(lctx.weight_errors.values()),
-                                   "error_budget": model_error_budget(lctx.exponential_tail)}
+                                   "error_budget": model_error_budget(lctx.exponential_tail, lctx.weight_gain)}
 
     def _lower(self, module: Module, ctx: PassContext, bfloat16: set[str], opsets: dict[str, int], items: list,
                region_of: dict[int, Region]) -> "_Lowered":
@@ -86,6 +86,7 @@ class LowerToTTNN(Pass):
         lctx.activations = ctx.options.activations
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
+        lctx.weight_gain = module.weight_gain
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

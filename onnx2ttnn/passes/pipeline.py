@@ -18,6 +18,7 @@ from onnx2ttnn.passes.fuse_patterns import FusePatterns
 from onnx2ttnn.passes.insert_deallocs import InsertDeallocs
 from onnx2ttnn.passes.insert_moves import InsertMoves
 from onnx2ttnn.passes.lower_to_ttnn import LowerToTTNN
+from onnx2ttnn.passes.measure_weight_gain import MeasureWeightGain
 from onnx2ttnn.passes.assign_memory_configs import AssignMemoryConfigs
 from onnx2ttnn.passes.place_memory import PlaceMemory
 from onnx2ttnn.passes.place_on_mesh import PlaceOnMesh
@@ -42,6 +43,7 @@ def build_pipeline() -> list[Pass]:
         FoldDequantize(),     # quantized weights (DequantizeLinear of constants) become float weights
         FoldConstants(),      # shape arithmetic and constant subgraphs become constants
         RemoveIdentities(),   # no-op nodes out of the way of the pattern matcher
+        MeasureWeightGain(),  # --weights auto: how much the model amplifies weight errors (onnxruntime, unfused)
         # ONNX -> ttnn
         FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation, Q->DQ pairs
         LowerToTTNN(),        # registry rules; all unsupported ops reported at once

@@ -269,10 +269,15 @@ def test_auto_keeps_a_dequantized_embedding_table_row_major_bf16():
     assert "bfloat8_b" in convert(model, weights="bfp8").source  # a forced format still applies
 
 
-def test_a_model_with_an_exponential_output_tail_shares_a_quarter_of_the_budget():
+def test_a_model_with_an_exponential_output_tail_shares_a_quarter_of_the_budget(monkeypatch):
     """n Gaussian weights whose bfloat8_b error fits a share of the budget but not a quarter of it: bfloat8_b
-    without a tail, bf16 with a Sigmoid at the output (its logit is what verify compares there)."""
+    without a tail, bf16 with a Sigmoid at the output (its logit is what verify compares there).  The measured
+    gain is held at 1 here: a ~45-layer random Relu MLP amplifies its weights' errors 0.4 to 2.5 times depending
+    on the draw (measure-weight-gain, tested in tests/passes/test_measure_weight_gain.py)."""
     from onnx2ttnn.lowering.weight_dtype import EXPONENTIAL_TAIL_SHARE
+    from onnx2ttnn.lowering.weight_gain import WeightGain
+
+    monkeypatch.setattr("onnx2ttnn.passes.measure_weight_gain.measure", lambda *args: WeightGain())
 
     weights = [_gaussian(64, 64) for _ in range(2)]
     r2 = max(relative_error(w, "bfp8") ** 2 for w in weights)
