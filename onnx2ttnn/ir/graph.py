@@ -97,7 +97,6 @@ class Module:
     # integer graph inputs used as row indices -> how many rows they may pick (frontend/index_inputs.py): the
     # program's random_inputs() draws ids below it
     index_rows: dict = field(default_factory=dict)
-
     # how much the model amplifies its weights' block-float errors (>= 1; measure-weight-gain, lowering/weight_gain.py):
     # lower-to-ttnn divides --weights auto's error budget by it
     weight_gain: float = 1.0
