@@ -3,9 +3,10 @@
 A generated program's `random_inputs()` (and so `verify` without `--inputs`) must give token ids that look up
 different rows, or a wrong gather, a lookup table split across chips or a batch split that mixes samples would
 all pass unseen (every sample would read row 1).  An integer graph input that reaches the indices of a
-`Gather` over a constant table — directly or through ops that only cast or reshape it — may take any value
-below the table's row count along the gathered axis; with several tables, below the smallest.  Inputs that
-reach no such Gather (attention masks, lengths) keep the value one, which is what masks mean.
+`Gather` — directly or through ops that only cast or reshape it — may take any value below the gathered
+dim's size (ONNX makes a larger index an error, whatever the data: a constant table, a dequantized one, a
+computed tensor); with several Gathers, below the smallest, and below what the input's own dtype holds.
+Inputs that reach no Gather (attention masks, lengths) keep the value one, which is what masks mean.
 """
 from __future__ import annotations
 
@@ -18,18 +19,19 @@ PASS_THROUGH = frozenset({"Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten", 
 
 def index_rows(graph: gs.Graph) -> dict[str, int]:
     """ONNX input name -> rows its values may index (exclusive bound), for integer inputs used as indices."""
-    inputs = {t.name for t in graph.inputs if t.dtype is not None and np.issubdtype(np.dtype(t.dtype), np.integer)}
+    limits = {t.name: np.iinfo(np.dtype(t.dtype)).max + 1 for t in graph.inputs
+              if t.dtype is not None and np.issubdtype(np.dtype(t.dtype), np.integer)}
     rows: dict[str, int] = {}
     for node in graph.nodes:
-        if node.op != "Gather" or len(node.inputs) < 2 or not isinstance(node.inputs[0], gs.Constant):
+        if node.op != "Gather" or len(node.inputs) < 2:
             continue
         shape = node.inputs[0].shape or ()
         axis = int(node.attrs.get("axis", 0))
-        if not shape or not -len(shape) <= axis < len(shape) or int(shape[axis]) < 1:
+        if not shape or not -len(shape) <= axis < len(shape) or not isinstance(shape[axis], int) or shape[axis] < 1:
             continue
         source = _source(node.inputs[1])
-        if source is not None and source.name in inputs:
-            rows[source.name] = min(rows.get(source.name, int(shape[axis])), int(shape[axis]))
+        if source is not None and source.name in limits:
+            rows[source.name] = min(rows.get(source.name, limits[source.name]), int(shape[axis]))
     return rows
 
 

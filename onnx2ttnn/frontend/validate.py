@@ -58,9 +58,10 @@ def validate_model(model: onnx.ModelProto) -> None:
 
 
 # float attributes that may hold NaN: a value the node passes on rather than a parameter of its computation, or
-# one inference does not read (BatchNormalization's momentum: the running statistics of training mode only)
+# one inference does not read (BatchNormalization's momentum: the running statistics of training mode only;
+# Dropout's ratio before opset 12: inference passes the input through)
 _NAN_ALLOWED = {"Constant": ("value_float", "value_floats"), "Pad": ("value",), "Resize": ("extrapolation_value",),
-                "BatchNormalization": ("momentum",)}
+                "BatchNormalization": ("momentum",), "Dropout": ("ratio",)}
 
 
 def _nan_attribute(node: onnx.NodeProto) -> str:

@@ -22,6 +22,11 @@ from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
 _PRECISIONS = (0, onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)
 
 
+def _one_value(*shapes) -> bool:
+    """Every shape holds exactly one element: per tensor, whether written [] or [1] (onnxruntime takes both)."""
+    return all(all(d == 1 for d in shape) for shape in shapes)
+
+
 def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     """QuantizeLinear / DequantizeLinear: the axis is within the input's rank, per tensor too (onnxruntime: "axis
     16 is not in valid range [-1,0]"; a QuantizeLinear -> DequantizeLinear pair fused before lowering was
@@ -30,7 +35,7 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     data, scale = graph.shape(node_input(node, 0)), graph.shape(node_input(node, 1))
     zero = graph.shape(node_input(node, 2)) if node_input(node, 2) else None
     axis = int(attrs.get("axis", 1))
-    if scale is not None and zero is not None and zero != scale:  # (seed 53 cases 114, 986)
+    if scale is not None and zero is not None and zero != scale and not _one_value(zero, scale):  # (seed 53: 114, 986)
         return f"the zero point has shape {list(zero)} but the scale {list(scale)}; they must have one shape"
     if attrs.get("precision", 0) not in _PRECISIONS:  # (seed 47 case 322: an int16 precision)
         return (f"precision {attrs['precision']} is not a type onnxruntime divides in "

@@ -57,3 +57,24 @@ def test_random_inputs_draw_distinct_ids_below_the_rows_and_keep_masks_ones():
     assert ids.min() >= 0 and ids.max() < 7 and len(np.unique(ids)) == 7  # 32 draws cover all 7 rows
     assert (mask == 1).all()
 
+
+
+def _int8_ids_model():
+    """ids int8 [2, 16] -> Cast(int64) -> Gather(DequantizeLinear(table codes [300, 4]))."""
+    nodes = [helper.make_node("DequantizeLinear", ["codes", "scale"], ["table"]),
+             helper.make_node("Cast", ["ids"], ["ids64"], to=TensorProto.INT64),
+             helper.make_node("Gather", ["table", "ids64"], ["y"])]
+    inits = [numpy_helper.from_array(np.arange(1200, dtype=np.int64).reshape(300, 4).astype(np.int8), "codes"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "scale")]
+    graph = helper.make_graph(nodes, "dequantized_lookup", [helper.make_tensor_value_info("ids", TensorProto.INT8, [2, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_dequantized_table_bounds_its_ids_and_the_input_dtype_bounds_them_too():
+    """A QDQ model's table comes out of a DequantizeLinear, not a constant; an int8 input cannot hold 299 (a review
+    found both: QDQ models still got ones, int8 ids wrapped to negatives)."""
+    import onnx
+
+    model = onnx.shape_inference.infer_shapes(_int8_ids_model())
+    assert index_rows(gs.import_onnx(model)) == {"ids": 128}

@@ -51,6 +51,13 @@ def test_a_nan_float_attribute_is_refused_but_a_nan_constant_is_not():
     assert rejected(parsed(text.format(node=norm.format("epsilon = nan")), **consts)).endswith(
         "(BatchNormalization): attribute 'epsilon' is NaN (a NaN parameter is not supported)")
     import_model(parsed(text.format(node=norm.format("momentum = nan")), **consts), {})  # unused in inference
+    dropout = """
+    <ir_version: 8, opset_import: ["" : 10]>
+    g (float[2, 3] x) => (float y) {
+        y = Dropout<ratio = nan>(x)
+    }
+    """
+    import_model(parsed(dropout), {})  # inference passes x through (onnxruntime runs it)
     constant = """
     <ir_version: 8, opset_import: ["" : 18]>
     g (float x) => (float y) {

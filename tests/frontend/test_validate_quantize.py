@@ -46,3 +46,9 @@ def test_a_qlinear_conv_weight_scale_neither_per_tensor_nor_per_channel_is_refus
         "channel (2)")
     import_model(parsed(QLINEAR_CONV, ws=np.full(2, 0.0078125, np.float32), **consts), {})
     import_model(parsed(QLINEAR_CONV, ws=np.float32(0.0078125), **consts), {})
+
+
+@pytest.mark.parametrize("scale_shape, zero_shape", [((), (1,)), ((1,), ())])
+def test_a_per_tensor_scale_and_zero_point_may_be_written_as_scalar_and_one_element(scale_shape, zero_shape):
+    """[] and [1] both hold one value per tensor: onnxruntime runs the pair (a review found it refused)."""
+    import_model(parsed(QUANTIZE, s=np.full(scale_shape, 0.05, np.float32), z=np.zeros(zero_shape, np.uint8)), {})
