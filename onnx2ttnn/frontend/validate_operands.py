@@ -23,7 +23,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
 
 # ---- indices -------------------------------------------------------------------------------------------

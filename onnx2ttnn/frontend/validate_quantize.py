@@ -52,7 +52,6 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
-
 def check_qlinear_conv_weight(graph: GraphFacts, node, attrs) -> Optional[str]:
     """QLinearConv's w_scale and w_zero_point: a scalar or one value per output channel (onnxruntime: "QLinearConv
     : filter scale shape invalid"; seed 53 case 1040: a [4, 1] scale)."""

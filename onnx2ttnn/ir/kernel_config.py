@@ -2,7 +2,8 @@
 that chooses it for a call from its operands' storage formats (choose).
 
 The rule is the habit of tt-metal's hand-written models: the math fidelity follows the least precise operand
-format (LoFi for bfloat4_b, HiFi2 for bfloat8_b, HiFi4 for bfloat16 and float32).  Why that fits the matrix
+format (LoFi for bfloat4_b, HiFi2 for bfloat8_b, HiFi4 for bfloat16 and float32), except a float32
+program's QDQ linear on int8 codes, which takes HiFi4 and a float32 dest (`choose`'s fp32_dest).  Why that fits the matrix
 engine (tt-metal tech_reports/matrix_engine/matrix_engine.md, and the ttnn.MathFidelity docstring of ttnn
 0.81.1): its multipliers take 1 hidden + 4 mantissa bits of SrcA and 1 hidden + 6 of SrcB per pass; LoFi is one
 pass (4 and 6 bits), HiFi2 adds SrcA's next 4 bits (8 and 6), HiFi3 SrcB's next 6 (4 and 12), HiFi4 both (8

@@ -4,8 +4,9 @@ formats call for.
 Reads: the TTNNLayout dtype of each call's multiplied operands (matmul / linear: input_tensor_a and b; conv2d /
 conv_transpose2d: the input and the weights, in the Conv2dConfig's weights_dtype when it names one, else in
 their own; scaled_dot_product_attention: q, k and v, a matrix kernel like matmul's; softmax and the norms:
-the input), the op table's `kernel_config` keyword (ir/ttnn_ops), and
-Options.math_fidelity (auto, or one fidelity forced on every call).  Writes: that keyword's argument
+the input), the op table's `kernel_config` keyword (ir/ttnn_ops), a call's `_float_dest` attribute (a QDQ
+linear on int8 codes, lowering/weight_codes.py: HiFi4 and a float32 dest whatever its formats; a conv asked
+for a float32 result: a float32 dest), and Options.math_fidelity (auto, or one fidelity forced on every call).  Writes: that keyword's argument
 (`compute_kernel_config`, conv: `compute_config`) as an ir/kernel_config.KernelConfig, chosen by
 ir/kernel_config.choose; the emitter defines each distinct config once at the top of the program.
 Must already hold: assign-layouts and decompose-layouts ran (operand dtypes are final).
@@ -18,9 +19,9 @@ from typing import Iterator
 
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.ir.weight_bytes import prepared_weights_format
 from onnx2ttnn.ir.graph import Module, layout_of
 from onnx2ttnn.ir.kernel_config import CONV, MATRIX, REDUCTION, choose, forced_fidelity
+from onnx2ttnn.ir.weight_bytes import prepared_weights_format
 from onnx2ttnn.ir.ttnn_ops import Cost, op_info
 from onnx2ttnn.passes.base import Pass, PassContext
 
