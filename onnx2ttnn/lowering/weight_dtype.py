@@ -70,15 +70,16 @@ def bfp_round(x: np.ndarray, fmt: str) -> np.ndarray:
     flat = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
     width = flat.shape[-1]
     pad = (-width) % BFP_FACE
-    groups = np.pad(flat, ((0, 0), (0, pad))).reshape(flat.shape[0], -1, BFP_FACE).astype(np.float64)
-    _, exp = np.frexp(groups)
-    exp = np.where(groups == 0, -1000, exp)
-    shared = exp.max(axis=-1, keepdims=True) - 1
-    shared = np.where(shared < -200, 0, shared)
-    aligned = np.floor(np.abs(groups) * np.exp2(23.0 - shared))
-    mag = np.minimum(np.round(aligned / 2.0 ** (24 - bits)), 2.0 ** bits - 1)
-    out = np.copysign(mag * np.exp2(shared + 1.0 - bits), groups).reshape(flat.shape[0], -1)[:, :width]
-    return out.reshape(x.shape).astype(np.float32)
+    groups = (np.pad(flat, ((0, 0), (0, pad))) if pad else flat).reshape(flat.shape[0], -1, BFP_FACE)
+    magnitude = np.abs(groups)
+    largest = magnitude.max(axis=-1, keepdims=True)
+    _, exp = np.frexp(largest)
+    shared = np.where(largest == 0, 0, exp - 1)  # E = floor(log2 max|x|) (the largest value's); all zeros: 0
+    # float32 throughout: scaling by powers of two and flooring / rounding integers below 2**24 are exact
+    aligned = np.floor(np.ldexp(magnitude, (23 - shared).astype(np.int32)))
+    mag = np.minimum(np.round(np.ldexp(aligned, bits - 24)), np.float32(2 ** bits - 1))
+    out = np.copysign(np.ldexp(mag, (shared + 1 - bits).astype(np.int32)), groups).reshape(flat.shape[0], -1)
+    return out[:, :width].reshape(x.shape).astype(np.float32, copy=False)
 
 
 def bfp8_round(x: np.ndarray) -> np.ndarray:
