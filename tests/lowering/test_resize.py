@@ -145,7 +145,8 @@ def test_a_scale_giving_a_fractional_length_matches_onnxruntime(coordinates, sca
     tf_crop_and_resize divided by the un-rounded length minus 1 (onnx's reference implementation) where the
     spec's length_resized and onnxruntime take the integer one: PCC 0.21 (0.7) to 0.84 (1.3) here."""
     roi = [0, 0, 0, 0, 1, 1, 1, 1] if coordinates == "tf_crop_and_resize" else None
-    m = resize([1, 1, 5, 5], scales=[1, 1, scale, scale], roi=roi, mode=mode, coordinate_transformation_mode=coordinates)
+    m = resize([1, 1, 5, 5], scales=[1, 1, scale, scale], roi=roi, mode=mode,
+               coordinate_transformation_mode=coordinates)
     x = np.random.default_rng(1).standard_normal((1, 1, 5, 5)).astype(F32)
     report = verify(m, inputs={"x": x}, dtype="fp32")
     assert report.passed and report.outputs[0].max_abs < 1e-6, report.text()
