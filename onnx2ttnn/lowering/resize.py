@@ -55,9 +55,10 @@ class ResizeSpec:
 def source_coordinates(spec: ResizeSpec, in_size: int, out_size: int, scale: float,
                        roi: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """The input coordinate each output index maps to, and (tf_crop_and_resize) which ones lie outside."""
-    # align_corners, pytorch_half_pixel and tf_crop_and_resize divide by the integer output length, as the spec's
-    # length_resized and onnxruntime do (onnx's reference implementation, scale * in_size un-rounded, differs
-    # when the scale does not give a whole length: 0.7 on 5 rows); half_pixel_symmetric compares the two
+    # align_corners and tf_crop_and_resize divide by the integer output length less 1 (and pytorch_half_pixel tests
+    # it for 1), as the spec's length_resized and onnxruntime do; onnx's reference implementation takes the
+    # un-rounded scale * in_size, which differs when the scale gives no whole length (0.7 on 5 rows: 3.5, not 3).
+    # half_pixel_symmetric compares the two.
     y = np.arange(out_size, dtype=np.float64)
     mode = spec.coordinate_mode
     outside = None
