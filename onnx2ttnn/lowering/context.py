@@ -90,6 +90,7 @@ class LoweringContext:
         self.keep_bf16: frozenset[str] = frozenset()  # Options.keep_bf16
         self.tail_weights: frozenset[str] = frozenset()  # weights auto keeps bf16 (weight_dtype.tail_weights)
         self.exponential_tail = False  # a sigmoid or exp at the output tail (weight_dtype.exponential_tail)
+        self.tp = 1  # Module.tp: chips sharing each layer (tensor parallel; lowering/weight_codes.py declines)
         self.weight_gain = 1.0  # how much the model amplifies weight errors (Module.weight_gain, weight_gain.py)
         self.activations = "bf16"  # Options.activations (passes/choose_activation_formats.py spends what is left)
         self.weight_layers = 0  # how many weights share auto's error budget (weight_dtype.count_weight_layers)

@@ -55,29 +55,32 @@ class ResizeSpec:
 def source_coordinates(spec: ResizeSpec, in_size: int, out_size: int, scale: float,
                        roi: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """The input coordinate each output index maps to, and (tf_crop_and_resize) which ones lie outside."""
+    # align_corners and tf_crop_and_resize divide by the integer output length less 1 (and pytorch_half_pixel tests
+    # it for 1), as the spec's length_resized and onnxruntime do; onnx's reference implementation takes the
+    # un-rounded scale * in_size, which differs when the scale gives no whole length (0.7 on 5 rows: 3.5, not 3).
+    # half_pixel_symmetric compares the two.
     y = np.arange(out_size, dtype=np.float64)
-    length = scale * in_size  # the un-rounded output length
     mode = spec.coordinate_mode
     outside = None
     if mode == "align_corners":
-        x = np.zeros(out_size) if length == 1 else y * (in_size - 1) / (length - 1)
+        x = np.zeros(out_size) if out_size == 1 else y * (in_size - 1) / (out_size - 1)
     elif mode == "asymmetric":
         x = y / scale
     elif mode == "pytorch_half_pixel":
-        # the spec and onnxruntime: 0 for an output of length 1, the integer output length (a scale of 0.5 on 3
-        # rows is one row, the first; onnx's reference samples (0 + 0.5) / 0.5 - 0.5 = 0.5, between rows 0 and 1)
+        # 0 for an output of length 1 (a scale of 0.5 on 3 rows is one row, the first; onnx's reference samples
+        # (0 + 0.5) / 0.5 - 0.5 = 0.5, between rows 0 and 1)
         x = np.zeros(out_size) if out_size == 1 else (y + 0.5) / scale - 0.5
     elif mode == "half_pixel":
         x = (y + 0.5) / scale - 0.5
     elif mode == "half_pixel_symmetric":
-        offset = in_size / 2 * (1 - out_size / length)
+        offset = in_size / 2 * (1 - out_size / (scale * in_size))  # the output length over the un-rounded one
         x = offset + (y + 0.5) / scale - 0.5
     elif mode == "tf_crop_and_resize":
         start, end = roi
-        if length == 1:
+        if out_size == 1:
             x = np.full(out_size, (end - start) * (in_size - 1) / 2)
         else:
-            x = y * (end - start) * (in_size - 1) / (length - 1)
+            x = y * (end - start) * (in_size - 1) / (out_size - 1)
         x = x + start * (in_size - 1)
         outside = (x < 0) | (x > in_size - 1)
     else:

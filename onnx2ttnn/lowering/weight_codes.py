@@ -7,6 +7,9 @@ keeps few bits (docs/design.md §6.34).  The codes themselves are exact in bfloa
 significant bits, which the 7-bit magnitudes under the group's shared exponent hold (128 would need a step of
 2).  So the linear is `(x @ k + b / s) * s`: the weight carries no rounding, the bias is divided by the scale
 on the host (float32) and the scale is one multiply by a [1, N] row (a number when per tensor) after it.
+Not in a tensor-parallel program (Module.tp > 1): split-tensor-parallel pairs linears that read each other
+directly, and the scale's multiply between them hides the pair (the model would be refused); its linears keep
+the folded weight (docs/design.md §6.34).
 """
 from __future__ import annotations
 
@@ -25,8 +28,10 @@ Scale = Union[float, np.ndarray]
 def linear_codes(ctx: LoweringContext, name: str, weight: np.ndarray) -> Optional[tuple[np.ndarray, Scale]]:
     """(codes, scale) of the [K, N] dequantized weight `name` when the program computes in float32 and
     `codes * scale` gives the weight back bit for bit, with integer codes of magnitude at most MAX_EXACT_CODE
-    and one scale per output channel (an [N] vector) or per tensor (a float); else None."""
-    if ctx.dtype != "fp32" or ctx.weights not in ("auto", "bfp8") or name not in ctx.dequantized or weight.ndim != 2:
+    and one scale per output channel (an [N] vector) or per tensor (a float); else None (and always None in
+    a tensor-parallel program)."""
+    if (ctx.dtype != "fp32" or ctx.tp > 1 or ctx.weights not in ("auto", "bfp8") or name not in ctx.dequantized
+            or weight.ndim != 2):
         return None
     scale = _output_scale(np.asarray(ctx.dequantized[name], dtype=np.float32), weight.shape)
     if scale is None:

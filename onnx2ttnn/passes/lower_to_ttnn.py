@@ -86,7 +86,7 @@ class LowerToTTNN(Pass):
         lctx.activations = ctx.options.activations
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
-        lctx.weight_gain = module.weight_gain
+        lctx.weight_gain, lctx.tp = module.weight_gain, module.tp
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

@@ -85,3 +85,38 @@ def test_bf16_programs_keep_the_folded_weight():
     conversion = convert(qdq_linear(), dtype="bf16")
     assert conversion.quantized_weights() == {"wd": ("bfp8", "")}
     assert "_codes" not in conversion.source
+
+
+def qdq_feed_forward():
+    """x [2, 32, 64] -> DQ(W1 int8 per column) MatMul + b1 -> Relu -> DQ(W2) MatMul + b2 -> + x: a QDQ
+    transformer's feed-forward pair."""
+    weights = {"w1": (64, 256), "w2": (256, 64)}
+    nodes, inits = [], []
+    for name, (k, n) in weights.items():
+        inits += [_const(name + "_q", rng.integers(-127, 128, (k, n)).astype(np.int8)),
+                  _const(name + "_s", (rng.random(n) * 0.02 + 0.001).astype(np.float32)),
+                  _const(name + "_z", np.zeros(n, np.int8))]
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", name + "_s", name + "_z"], [name], axis=1))
+    inits += [_const("b1", rng.normal(size=256).astype(np.float32)),
+              _const("b2", rng.normal(size=64).astype(np.float32))]
+    nodes += [helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+              helper.make_node("Relu", ["h1"], ["h2"]), helper.make_node("MatMul", ["h2", "w2"], ["o0"]),
+              helper.make_node("Add", ["o0", "b2"], ["o1"]), helper.make_node("Add", ["o1", "x"], ["y"])]
+    return _model(nodes, [V("x", F, [2, 32, 64])], [V("y", F, [2, 32, 64])], inits)
+
+
+def test_tensor_parallel_keeps_the_folded_weights_and_splits_the_pair():
+    """The scale's multiply between two coded linears hid the feed-forward pair from split-tensor-parallel:
+    `--parallel tp --dtype fp32` refused the model ("no attention or feed-forward pair"), which it converted
+    before the codes (and `--parallel auto` fell back to dp).  Under tp the linears keep the folded weight; dp
+    still takes the codes."""
+    model = qdq_feed_forward()
+    tp = convert(model, device="n300", parallel="tp", dtype="fp32")
+    assert {name: fmt for name, (fmt, _) in tp.quantized_weights().items()} == {"w1": "f32", "w2": "f32"}
+    assert tp.module.notes["split-tensor-parallel"]["row_parallel"] == 1
+    report = verify(model, conversion=tp, device="n300")
+    assert report.passed and report.outputs[0].pcc > 0.99999, report
+    dp = convert(model, device="n300", parallel="dp", dtype="fp32")
+    assert {fmt for fmt, _ in dp.quantized_weights().values()} == {"bfp8"}
+    auto = convert(model, device="n300", parallel="auto", dtype="fp32")  # had fallen back to dp, tp refused
+    assert "refused" not in auto.auto and set(auto.auto["times"]) == {"dp", "tp"}, auto.auto
