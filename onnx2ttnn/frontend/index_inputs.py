@@ -19,8 +19,7 @@ PASS_THROUGH = frozenset({"Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten", 
 
 def index_rows(graph: gs.Graph) -> dict[str, int]:
     """ONNX input name -> rows its values may index (exclusive bound), for integer inputs used as indices."""
-    limits = {t.name: np.iinfo(np.dtype(t.dtype)).max + 1 for t in graph.inputs
-              if t.dtype is not None and np.issubdtype(np.dtype(t.dtype), np.integer)}
+    limits = {t.name: np.iinfo(t.dtype).max + 1 for t in graph.inputs if _integer(t.dtype)}
     rows: dict[str, int] = {}
     for node in graph.nodes:
         if node.op != "Gather" or len(node.inputs) < 2:
@@ -33,6 +32,15 @@ def index_rows(graph: gs.Graph) -> dict[str, int]:
         if source is not None and source.name in limits:
             rows[source.name] = min(rows.get(source.name, limits[source.name]), int(shape[axis]))
     return rows
+
+
+def _integer(dtype) -> bool:
+    """`dtype` is a numpy integer type (graphsurgeon leaves types numpy lacks, bfloat16 or float8, as ONNX
+    enum values)."""
+    try:
+        return dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
+    except TypeError:
+        return False
 
 
 def _source(tensor: gs.Tensor):

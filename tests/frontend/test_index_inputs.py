@@ -78,3 +78,12 @@ def test_a_dequantized_table_bounds_its_ids_and_the_input_dtype_bounds_them_too(
 
     model = onnx.shape_inference.infer_shapes(_int8_ids_model())
     assert index_rows(gs.import_onnx(model)) == {"ids": 128}
+
+
+def test_an_input_of_a_type_numpy_lacks_is_not_an_index():
+    """graphsurgeon gives a bfloat16 input's dtype as the ONNX enum value (16); the node test
+    test_cast_BFLOAT16_to_FLOAT failed with "Cannot interpret '16' as a data type" when that was taken for numpy's."""
+    graph = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)], "bf16_input",
+                              [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    assert index_rows(gs.import_onnx(helper.make_model(graph))) == {}
