@@ -11,7 +11,8 @@ weight's values tells the two apart; the network's Jacobian does.  So the gain i
 
   1. the weights auto would take in a block float, judged as weight_dtype does (each one's r^2 within its share
      of the budget, in the orientation the rule uploads it: a conv's [KH*KW*IC, OC], a MatMul's [K, N]);
-  2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, ones for integers), with the
+  2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, token ids below their
+     table's rows, other integers ones; frontend/index_inputs.py), with the
      exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
   3. the loss L is the largest 1 - PCC over the float outputs, the amplification a = 2 L / sum(r_i^2).
 
@@ -54,9 +55,10 @@ class WeightGain:
         return 2.0 * self.loss / self.spent if self.spent else 1.0
 
 
-def measure(graph: gs.Graph, budget: float, exempt=frozenset()) -> WeightGain:
+def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None) -> WeightGain:
     """The gain of `graph`'s outputs on the block-float errors of the weights auto would take under `budget`
-    (`exempt`: weights auto does not judge by the budget, left exact: dequantized ones, the tail's logit weights)."""
+    (`exempt`: weights auto does not judge by the budget, left exact: dequantized ones, the tail's logit weights;
+    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows)."""
     share = budget / max(1, count_weight_layers(graph))
     rounded = {}
     for tensor, uploaded_to, back in _candidates(graph, exempt):
@@ -68,7 +70,7 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset()) -> WeightGain:
         return WeightGain(why="no weight within its share")
     spent = sum(r2 for _, r2 in rounded.values())
     try:
-        exact, approx = _run_both(graph, {name: v for name, (v, _) in rounded.items()})
+        exact, approx = _run_both(graph, {name: v for name, (v, _) in rounded.items()}, index_rows or {})
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: the estimate stands as it was
         return WeightGain(spent=spent, weights=len(rounded), why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
     loss = max((_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
@@ -109,13 +111,13 @@ def _candidates(graph: gs.Graph, exempt):
             yield weight, lambda w: w, lambda u, shape: u.reshape(shape)
 
 
-def _run_both(graph: gs.Graph, replaced: dict) -> tuple[list, list]:
+def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:
     """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in (one
     session: the replaced weights become graph inputs, fed either way)."""
     from onnx2ttnn import ort
 
     model = gs.export_onnx(graph.copy(), do_type_check=False)
-    feeds = _inputs(model)
+    feeds = _inputs(model, index_rows)
     exact = {}
     kept = []
     for init in model.graph.initializer:
@@ -133,16 +135,18 @@ def _run_both(graph: gs.Graph, replaced: dict) -> tuple[list, list]:
             [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})])
 
 
-def _inputs(model: onnx.ModelProto) -> dict:
-    """Seeded inputs of the graph's static shapes: floats N(0, 1), everything else ones (verify's convention)."""
+def _inputs(model: onnx.ModelProto, index_rows: dict) -> dict:
+    """Seeded inputs of the graph's static shapes, by verify's convention: floats N(0, 1), row indices uniform
+    below `index_rows`, everything else ones."""
     rng = np.random.default_rng(SEED)
     feeds = {}
     for value in model.graph.input:  # (before the weights join them)
         tensor = value.type.tensor_type
         shape = tuple(d.dim_value for d in tensor.shape.dim)
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
-        feeds[value.name] = (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating)
-                             else np.ones(shape, dtype=dtype))
+        feeds[value.name] = (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating) else
+                             rng.integers(0, index_rows[value.name], shape).astype(dtype)
+                             if value.name in index_rows else np.ones(shape, dtype=dtype))
     return feeds
 
 

@@ -1,7 +1,8 @@
 """measure-weight-gain: how much the model amplifies its weights' block-float errors, measured with onnxruntime.
 
 Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights and dtype, the
-dequantized weights of fold-dequantize, the output tail (lowering/accuracy.py).  Writes: `Module.weight_gain`,
+dequantized weights of fold-dequantize, the output tail (lowering/accuracy.py), Module.index_rows (the inputs
+are verify's).  Writes: `Module.weight_gain`,
 the divisor lower-to-ttnn applies to --weights auto's error budget (lowering/weight_dtype.model_error_budget):
 1, or the measured amplification when the weights auto would take lose more output PCC, in float32, than the
 budget promised them; and in the pass notes what was measured (or why nothing was).  The graph is not changed.
@@ -28,7 +29,8 @@ class MeasureWeightGain(Pass):
             return
         tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them
         exempt = frozenset(module.dequantized) | tail_weights(module.graph, tail)
-        found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt)
+        found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt,
+                        module.index_rows)
         module.weight_gain = found.gain
         module.notes[self.name] = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3),
                                    "loss": found.loss, "error": found.spent,
