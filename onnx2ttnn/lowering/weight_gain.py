@@ -113,40 +113,40 @@ def _candidates(graph: gs.Graph, exempt):
 
 def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:
     """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in (one
-    session: the replaced weights become graph inputs, fed either way)."""
+    session: the replaced weights become graph inputs, fed either way, so the model onnxruntime parses holds
+    only the other weights)."""
     from onnx2ttnn import ort
 
-    model = gs.export_onnx(graph.copy(), do_type_check=False)
-    feeds = _inputs(model, index_rows)
+    copy = graph.copy()
+    feeds = _inputs(copy.inputs, index_rows)
+    tensors = copy.tensors()
     exact = {}
-    kept = []
-    for init in model.graph.initializer:
-        if init.name in replaced:
-            exact[init.name] = onnx.numpy_helper.to_array(init)
-            model.graph.input.append(onnx.helper.make_tensor_value_info(
-                init.name, init.data_type, list(init.dims)))
-        else:
-            kept.append(init)
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(kept)
+    for name in replaced:
+        constant = tensors[name]
+        exact[name] = np.asarray(constant.values)
+        variable = gs.Variable(name, dtype=exact[name].dtype, shape=list(exact[name].shape))
+        for node in list(constant.outputs):
+            for k, tensor in enumerate(node.inputs):
+                if tensor is constant:
+                    node.inputs[k] = variable
+        copy.inputs.append(variable)
+    model = gs.export_onnx(copy, do_type_check=False)
     names = [o.name for o in model.graph.output]
     session = ort.session(model.SerializeToString())
     return ([np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})],
             [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})])
 
 
-def _inputs(model: onnx.ModelProto, index_rows: dict) -> dict:
+def _inputs(inputs: list, index_rows: dict) -> dict:
     """Seeded inputs of the graph's static shapes, by verify's convention: floats N(0, 1), row indices uniform
     below `index_rows`, everything else ones."""
     rng = np.random.default_rng(SEED)
     feeds = {}
-    for value in model.graph.input:  # (before the weights join them)
-        tensor = value.type.tensor_type
-        shape = tuple(d.dim_value for d in tensor.shape.dim)
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
-        feeds[value.name] = (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating) else
-                             rng.integers(0, index_rows[value.name], shape).astype(dtype)
-                             if value.name in index_rows else np.ones(shape, dtype=dtype))
+    for tensor in inputs:
+        shape, dtype = tuple(int(d) for d in tensor.shape), np.dtype(tensor.dtype)
+        feeds[tensor.name] = (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating) else
+                              rng.integers(0, index_rows[tensor.name], shape).astype(dtype)
+                              if tensor.name in index_rows else np.ones(shape, dtype=dtype))
     return feeds
 
 
