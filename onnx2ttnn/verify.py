@@ -4,7 +4,8 @@ The report gives, per output, shape, PCC, max abs / rel error and pass/fail, plu
 per bank and leaked buffers.  Float outputs pass at PCC >= PCC_THRESHOLD (the reference's sigmoids in float64, and a
 sigmoid output wholly in its exponential tail compared by its logits: reference.py); integer and boolean outputs must
 equal onnxruntime's exactly (a PCC would call an integer off by 66 in 40001 a pass), and the report says so.  With per_op, every intermediate that has an ONNX
-counterpart is compared and the first op whose PCC falls below the threshold is named.
+counterpart is compared and the first op whose PCC falls below the threshold is named.  The inputs (seeded, an .npz
+or a dict, checked against the program's) are read by verify_inputs.py.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ import onnx
 from onnx2ttnn.convert import convert
 from onnx2ttnn import ort
 from onnx2ttnn.errors import ConversionError, VerificationError
-from onnx2ttnn.messages import clean_message, escape_name, one_line
+from onnx2ttnn.messages import one_line
 from onnx2ttnn.reference import accurate_sigmoids, in_exponential_tail, logits, reference_level, sigmoid_outputs
+from onnx2ttnn.verify_inputs import read_inputs, torch_input
 
 # The one place tolerances live (tt-metal's convention for bf16 programs); fp32 programs must do better.
 PCC_THRESHOLD = {"bf16": 0.99, "fp32": 0.9999}
@@ -149,7 +151,7 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
         program_path = os.path.join(tmp, os.path.splitext(conversion.program_weights_name)[0] + ".py")
         conversion.write(program_path)
         program = _load_program(program_path)
-        feeds = _inputs(program, inputs)
+        feeds = read_inputs(program, inputs)
         source = _source_model(model)
         # onnxruntime first: a model it refuses, or inputs it cannot run (a Gather index out of range), are
         # the user's to fix, and would make the simulated program fail too
@@ -208,7 +210,7 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh
         try:
             params = program.load_parameters(dev)
             runtime.reset_peaks(dev)
-            args = {ident: _torch(feeds[onnx_name]) for ident, (onnx_name, _, _) in program.INPUTS.items()}
+            args = {ident: torch_input(feeds[onnx_name]) for ident, (onnx_name, _, _) in program.INPUTS.items()}
             if trace:
                 with runtime.memory_trace(dev) as memory_trace:
                     got = program.forward(dev, params, **args)
@@ -258,96 +260,6 @@ def _load_program(path: str):
     with runtime.install():
         spec.loader.exec_module(module)
     return module
-
-
-def _inputs(program, inputs) -> dict[str, np.ndarray]:
-    """Input arrays keyed by ONNX input name, each checked against the input it feeds (ConversionError)."""
-    if inputs is None:
-        return {program.INPUTS[ident][0]: _from_torch(t) for ident, t in program.random_inputs().items()}
-    where = "the inputs dict"
-    if isinstance(inputs, (str, os.PathLike)):
-        where = f"the inputs file {escape_name(os.fspath(inputs))}"
-        inputs = _read_npz(os.fspath(inputs))
-    missing = [name for name, _, _ in program.INPUTS.values() if name not in inputs]
-    if missing:
-        raise ConversionError(f"{where} has no {', '.join(map(escape_name, missing))} (the model's inputs: "
-                              f"{', '.join(escape_name(n) for n, _, _ in program.INPUTS.values())})")
-    return {name: _input_array(where, name, inputs[name], shape, dtype)
-            for name, shape, dtype in program.INPUTS.values()}
-
-
-def _read_npz(path: str) -> dict[str, np.ndarray]:
-    """The arrays of an .npz, never unpickling anything; ConversionError naming what is wrong with the file."""
-    if not os.path.isfile(path):
-        raise ConversionError(f"inputs file not found: {escape_name(path)}")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except Exception as exc:  # numpy raises ValueError, OSError, EOFError, BadZipFile ... on a corrupt file
-        raise ConversionError(f"cannot read the inputs file {escape_name(path)}: "
-                              f"{_numpy_reason(exc, 'it is not an .npz (numpy takes it for pickled data)')}") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ConversionError(f"the inputs file {escape_name(path)} holds one array (.npy), not an .npz of arrays "
-                              "keyed by input name (numpy.savez(path, NAME=array, ...))")
-    arrays = {}
-    with data:
-        for key in data.files:
-            try:
-                arrays[key] = data[key]
-            except Exception as exc:
-                raise ConversionError(f"cannot read {escape_name(key)} from the inputs file {escape_name(path)}: "
-                                      f"{_numpy_reason(exc, 'it is an array of Python objects')}") from None
-    return arrays
-
-
-def _numpy_reason(exc: BaseException, pickled: str) -> str:
-    """numpy's reason, but `pickled` for its advice to unpickle (which verify never does)."""
-    text = one_line(exc)
-    if "pickle" in text:
-        return f"{pickled}, and verify never unpickles"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _input_array(where: str, name: str, value, shape, dtype: str) -> np.ndarray:
-    """`value` as the model's input `name` takes it: numeric, of the converted shape, cast to its dtype."""
-    array = np.asarray(value)
-    if array.dtype.kind not in "biuf":
-        raise ConversionError(f"{where}: {escape_name(name)} is an array of {array.dtype} values; the model takes "
-                              f"{dtype}")
-    if tuple(array.shape) != tuple(shape):
-        raise ConversionError(f"{where}: {escape_name(name)} has shape {tuple(array.shape)}, the model was converted "
-                              f"for {tuple(shape)} (give --input-shape {clean_message(name)}=... to convert it for "
-                              "another)")
-    wanted = _numpy_dtype(dtype)
-    if wanted.kind in "biu" and array.dtype.kind == "f" and not np.all(np.isfinite(array) & (array == np.round(array))):
-        raise ConversionError(f"{where}: {escape_name(name)} holds non-integer values; the model takes {dtype}")
-    return array.astype(wanted)
-
-
-def _numpy_dtype(dtype: str) -> np.dtype:
-    """The numpy dtype of a program input's dtype name; bfloat16 is ml_dtypes' (numpy has none; onnx needs
-    ml_dtypes, so it is installed)."""
-    if dtype == "bfloat16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(dtype)
-
-
-def _from_torch(tensor) -> np.ndarray:
-    """A torch tensor as numpy; a bfloat16 one as an ml_dtypes bfloat16 array (exact: widened, then narrowed)."""
-    import torch
-
-    if tensor.dtype == torch.bfloat16:
-        return tensor.float().numpy().astype(_numpy_dtype("bfloat16"))
-    return tensor.numpy()
-
-
-def _torch(array: np.ndarray):
-    import torch
-
-    if array.dtype.name == "bfloat16":  # (torch takes no ml_dtypes array: widened, then narrowed, exactly)
-        return torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(array))
 
 
 def _to_nchw(tensor, nhwc):

@@ -26,18 +26,19 @@ from ._program_config import (MatmulMultiCoreReuseMultiCast1DProgramConfig, Matm
 from ._tensor import Tensor
 from ._types import (BufferType, DataType, GeluVariant, Layout, Shape, ShardOrientation, ShardStrategy, SigmoidMode,
                      StorageType, TensorMemoryLayout)
+from .ops_binary import (add, divide, eq, fmod, ge, gt, le, logical_and, logical_or, logical_xor, lt, maximum,
+                         minimum, multiply, ne, pow, remainder, subtract, where)
 from .ops_conv import Conv2dConfig, Conv2dL1FullSliceConfig, Op2DSliceConfig, conv2d, conv_transpose2d
 from .ops_data_movement import (concat, embedding, expand, pad, permute, repeat, reshape, slice, split, squeeze,
                                 transpose, unsqueeze, view)
 from .ops_device import (CreateDevice, close_device, element_size, get_memory_view, open_device, synchronize_device,
                          tile_size)
-from .ops_eltwise import (abs, acos, acosh, add, asin, asinh, atan, atanh, ceil, celu, clamp, clip, cos, cosh,
-                          divide, elu, eq, erf, exp, exp2, expm1, floor, fmod, ge, gelu, gt, hardshrink, hardsigmoid,
-                          hardswish, hardtanh, isfinite, isinf, isnan, isneginf, isposinf, le, leaky_relu, log,
-                          log10, log1p, log2, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
-                          minimum, mish, multiply, ne, neg, pow, reciprocal, relu, relu6, remainder, round, rsqrt,
-                          selu, sigmoid, sigmoid_accurate, sign, silu, sin, sinh, softplus, softshrink, softsign,
-                          sqrt, square, subtract, tan, tanh, tanhshrink, threshold, trunc, where)
+from .ops_eltwise import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, celu, clamp, clip, cos, cosh, elu, erf,
+                          exp, exp2, expm1, floor, gelu, hardshrink, hardsigmoid, hardswish, hardtanh, isfinite,
+                          isinf, isnan, isneginf, isposinf, leaky_relu, log, log10, log1p, log2, logical_not, mish,
+                          neg, reciprocal, relu, relu6, round, rsqrt, selu, sigmoid, sigmoid_accurate, sign, silu,
+                          sin, sinh, softplus, softshrink, softsign, sqrt, square, tan, tanh, tanhshrink, threshold,
+                          trunc)
 from .ops_host import (as_tensor, clone, deallocate, from_device, from_torch, to_device, to_layout, to_memory_config,
                        to_torch, typecast)
 from .ops_matmul import linear, matmul

@@ -1,4 +1,5 @@
-"""Element-wise ops (onnx2ttnn/sim/ops_eltwise.py) against torch references with dtype rounding."""
+"""Element-wise ops (onnx2ttnn/sim/ops_eltwise.py: unary; onnx2ttnn/sim/ops_binary.py: binary and where) against
+torch references with dtype rounding."""
 from __future__ import annotations
 
 import pytest
