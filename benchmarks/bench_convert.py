@@ -38,7 +38,8 @@ sys.path.insert(0, ROOT)
 
 LAYERS = (1, 2, 4, 8, 12)
 PASS_COLUMNS = (  # (timings name, column header)
-    ("fold-constants", "fold"), ("remove-identities", "ident"), ("fuse-patterns", "fuse"),
+    ("fold-constants", "fold"), ("measure-weight-gain", "gain"), ("remove-identities", "ident"),
+    ("fuse-patterns", "fuse"),
     ("lower-to-ttnn", "lower"), ("simplify-ttnn", "simpl"), ("assign-layouts", "layout"),
     ("decompose-layouts", "decomp"), ("place-memory", "place"), ("insert-moves", "moves"),
     ("insert-deallocs", "dealloc"),
