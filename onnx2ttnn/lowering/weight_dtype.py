@@ -90,10 +90,32 @@ def bfp8_round(x: np.ndarray) -> np.ndarray:
 def relative_error(values: np.ndarray, fmt: str) -> float:
     """||round(values) - values|| / ||values|| for block-float format `fmt` (0 for an all-zero weight)."""
     values = np.asarray(values, np.float32)
-    norm = float(np.sqrt(np.sum(np.square(values, dtype=np.float64))))
+    return _error(bfp_round(values, fmt), values, _norm(values))
+
+
+def auto_block_float(uploaded: np.ndarray, share: float) -> tuple[Optional[str], Optional[np.ndarray], dict]:
+    """auto's choice for one weight: the first of bfloat4_b, bfloat8_b whose squared relative rounding error is
+    within `share`, as (format, the weight rounded to it, the relative errors tried by format); (None, None,
+    errors) keeps it bf16.  Lowering (_auto_dtype) and the gain measurement (weight_gain.py) both ask this."""
+    values = np.asarray(uploaded, np.float32)
+    norm = _norm(values)
+    errors = {}
+    for fmt in ("bfp4", "bfp8"):
+        rounded = bfp_round(values, fmt)
+        errors[fmt] = _error(rounded, values, norm)
+        if errors[fmt] ** 2 <= share:
+            return fmt, rounded, errors
+    return None, None, errors
+
+
+def _norm(values: np.ndarray) -> float:
+    return float(np.sqrt(np.sum(np.square(values, dtype=np.float64))))
+
+
+def _error(rounded: np.ndarray, values: np.ndarray, norm: float) -> float:
     if norm == 0.0:
         return 0.0
-    return float(np.sqrt(np.sum(np.square(bfp_round(values, fmt) - values, dtype=np.float64)))) / norm
+    return float(np.sqrt(np.sum(np.square(rounded - values, dtype=np.float64)))) / norm
 
 
 def model_error_budget(exponential: bool, gain: float = 1.0) -> float:
@@ -207,13 +229,11 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
         ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
         return None
     share = model_error_budget(ctx.exponential_tail, ctx.weight_gain) / max(1, ctx.weight_layers)
-    errors = {}
-    for fmt in ("bfp4", "bfp8"):
-        errors[fmt] = relative_error(uploaded, fmt)
-        if errors[fmt] ** 2 <= share:
-            ctx.note_weight_format(name, fmt, f"relative error {errors[fmt]:.4f}")
-            ctx.note_weight_error(name, errors[fmt] ** 2)
-            return fmt
+    fmt, _, errors = auto_block_float(uploaded, share)
+    if fmt is not None:
+        ctx.note_weight_format(name, fmt, f"relative error {errors[fmt]:.4f}")
+        ctx.note_weight_error(name, errors[fmt] ** 2)
+        return fmt
     tail = " (a quarter: the model ends in an exponential tail)" if ctx.exponential_tail else ""
     tail += f" (divided by {ctx.weight_gain:.1f}: the model amplifies weight errors)" if ctx.weight_gain > 1 else ""
     ctx.note_weight_format(name, "bf16", f"bfloat8_b would add a relative error of {errors['bfp8']:.4f}, over "

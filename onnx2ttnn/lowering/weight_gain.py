@@ -9,8 +9,9 @@ of one 3x3 depthwise conv (r = 0.0084) costs the logits 1 - PCC = 0.0098, 280 ti
 linears and its head pass theirs on at 0.1 to 1 (measured one weight at a time in float32).  Nothing in a
 weight's values tells the two apart; the network's Jacobian does.  So the gain is measured:
 
-  1. the weights auto would take in a block float, judged as weight_dtype does (each one's r^2 within its share
-     of the budget, in the orientation the rule uploads it: a conv's [KH*KW*IC, OC], a MatMul's [K, N]);
+  1. the weights auto would take in a block float, by lowering's own rule (weight_dtype.auto_block_float: each
+     one's r^2 within its share of the budget, in the orientation the rule uploads it: a conv's
+     [KH*KW*IC, OC], a MatMul's [K, N]);
   2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, token ids below their
      table's rows, other integers ones; frontend/index_inputs.py), with the
      exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
@@ -28,13 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, bfp_round, count_weight_layers
+from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers
 
-SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_template.random_inputs)
-FORMATS = ("bfp4", "bfp8")  # in auto's order of preference (weight_dtype._auto_dtype)
+SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_main.py random_inputs)
 
 
 @dataclass(frozen=True)
@@ -63,9 +62,9 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None)
     rounded = {}
     for tensor, uploaded_to, back in _candidates(graph, exempt):
         values = np.asarray(tensor.values, np.float32)
-        taken = _auto_rounding(uploaded_to(values), share)
-        if taken is not None:
-            rounded[tensor.name] = (back(taken[0], values.shape).astype(values.dtype), taken[1])
+        fmt, moved, errors = auto_block_float(uploaded_to(values), share)
+        if fmt is not None:
+            rounded[tensor.name] = (back(moved, values.shape).astype(values.dtype), errors[fmt] ** 2)
     if not rounded:
         return WeightGain(why="no weight within its share")
     spent = sum(r2 for _, r2 in rounded.values())
@@ -76,20 +75,6 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None)
     loss = max((_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
     broken = loss > budget / 2  # the budget's promise to the weights
     return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, len(rounded))
-
-
-def _auto_rounding(uploaded: np.ndarray, share: float):
-    """(the weight rounded to the format auto would take, its r^2), or None where auto keeps it bf16: bfloat8_b
-    first (bfloat4_b's error is larger: tried only when bfloat8_b fits), each within `share`."""
-    norm = float(np.sum(np.square(uploaded, dtype=np.float64)))
-    taken = None
-    for fmt in reversed(FORMATS):
-        moved = bfp_round(uploaded, fmt)
-        r2 = float(np.sum(np.square(moved - uploaded, dtype=np.float64))) / norm if norm else 0.0
-        if not norm or r2 > share:
-            break
-        taken = (moved, r2)
-    return taken
 
 
 def _candidates(graph: gs.Graph, exempt):
