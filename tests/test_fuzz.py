@@ -78,6 +78,35 @@ def test_an_ill_conditioned_output_where_onnxruntime_is_itself_off_is_an_ort_gap
     assert not closer_than_onnxruntime(exact, np.array([8.115, 0.6]), want, 1e-3, 1e-3)  # onnxruntime exact at 0.5
 
 
+def test_an_infinite_instance_norm_scale_follows_the_spec_not_onnxruntimes_nans():
+    """Fuzz seed 59 case 954: an InstanceNormalization whose scale holds +inf.  The spec's `scale * normalized +
+    B` is +-inf wherever the normalized value is not 0 (onnx's reference evaluator, the program); onnxruntime's
+    rearranged arithmetic gives NaN at some of them.  That is an ort-gap, while a program that gives NaN where
+    the float64 value is inf, or the wrong infinity, stays a mismatch."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime
+    from tests.fuzz.oracle import run_case
+
+    scale = numpy_helper.from_array(np.array([np.inf, 0.5], np.float32), "scale")
+    bias = numpy_helper.from_array(np.array([0.25, -0.5], np.float32), "bias")
+    node = helper.make_node("InstanceNormalization", ["x", "scale", "bias"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6])],
+                              initializer=[scale, bias])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[[1, 2, 3, 4, 5, 6], [0, 1, 0, 1, 0, 1]]], np.float32)
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind in ("verified", "ort-gap"), outcome
+    exact = np.array([np.inf, -np.inf, 0.25, 1.0])
+    assert closer_than_onnxruntime(exact, exact, np.array([np.nan, -np.inf, 0.25, 1.0]), 1e-3, 1e-3)
+    assert not closer_than_onnxruntime(exact, np.array([np.nan, -np.inf, 0.25, 1.0]),
+                                       np.array([np.inf, np.nan, 0.25, 1.0]), 1e-3, 1e-3)  # program NaN at inf
+    assert not closer_than_onnxruntime(exact, np.array([-np.inf, -np.inf, 0.25, 1.0]),
+                                       np.array([np.nan, -np.inf, 0.25, 1.0]), 1e-3, 1e-3)  # wrong infinity
+
+
 def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
     """onnxruntime's MeanVarianceNormalization is NaN over a constant slice (the spec's function adds 1e-9 to the
     deviation: 0, as the program computes); a Hardmax after it turns the NaNs into other numbers, which the old

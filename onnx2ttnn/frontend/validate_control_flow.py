@@ -1,6 +1,7 @@
 """Validation of control flow, in the main graph and every subgraph: a Loop body takes the iteration number
 (int64) and the condition (bool) before the loop-carried values and returns the condition (bool) first; a Scan
-body takes one value per state and scan input and returns one per output; If's branches return one value per
+body takes one value per state and scan input and returns one per output, and its direction and axis lists hold
+one entry per scan input or scan output (directions 0 or 1); If's branches return one value per
 output.  (Inference checks counts only partly; the unroller, frontend/control_flow.py, relies on them.)
 
 Before: a Loop whose body returns its condition as a float converts into a wrong unrolled program; after:
@@ -74,6 +75,16 @@ def _check_scan(node, bodies, opset) -> Optional[str]:
     if len(body.output) != len(node.output) or len(body.output) < states:
         return (f"its body returns {len(body.output)} outputs, but the node has {len(node.output)} "
                 f"({states} state(s) first)")
+    outputs = len(node.output) - states
+    for name, want in (("scan_input_directions", count), ("scan_input_axes", count),
+                       ("scan_output_directions", outputs), ("scan_output_axes", outputs)):
+        given = next((list(a.ints) for a in node.attribute if a.name == name), None)
+        if given is None:
+            continue
+        if len(given) != want:  # onnxruntime: "Number of entries in 'scan_input_directions' was 2 but expected 1"
+            return f"{name} has {len(given)} entries; it needs one per scan {name.split('_')[1]} ({want})"
+        if name.endswith("directions") and any(d not in (0, 1) for d in given):
+            return f"{name} {given}: each direction must be 0 (forward) or 1 (reverse)"
     return None
 
 

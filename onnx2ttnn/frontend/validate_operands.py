@@ -324,6 +324,13 @@ def _check_concat(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """p is 1 or 2, the only orders the spec defines (onnxruntime: "p_ == 1 || p_ == 2 was false"; fuzz seed 59
+    case 1816: p 3 was accepted)."""
+    p = int(attrs.get("p", 2))
+    return None if p in (1, 2) else f"p {p}: LpNormalization's order must be 1 or 2"
+
+
 def _elements(dims) -> int:
     count = 1
     for d in dims:
@@ -349,6 +356,7 @@ CHECKS: dict[str, Callable] = {
     "BatchNormalization": _check_batch_norm,
     "Concat": _check_concat,
     "MeanVarianceNormalization": _check_mvn,
+    "LpNormalization": _check_lp_norm,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
                                     "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN", "Mod")
        + _REDUCE},

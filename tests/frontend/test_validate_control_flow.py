@@ -28,3 +28,21 @@ def test_a_malformed_loop_body_is_refused_naming_the_node(damage, words):
     with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): ") as info:
         onnx2ttnn.convert(model)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("old,new,words", [
+    ("scan_input_directions = [1]", "scan_input_directions = [1, 0]",
+     "scan_input_directions has 2 entries; it needs one per scan input (1)"),
+    ("scan_output_directions = [1]", "scan_output_directions = [2]",
+     "scan_output_directions [2]: each direction must be 0 (forward) or 1 (reverse)"),
+])
+def test_a_scan_whose_direction_or_axis_lists_do_not_fit_is_refused(old, new, words):
+    """Found by the fuzzer (seed 59 case 1246): a Scan with two scan_input_directions for one scan input converted;
+    onnxruntime refuses it ("Number of entries in 'scan_input_directions' was 2 but expected 1")."""
+    from tests.frontend.test_control_flow import SCAN
+
+    model = parse_model(SCAN.replace(old, new))
+    model.graph.node[-1].name = "the_scan"
+    with pytest.raises(ConversionError, match=r"node 'the_scan' \(Scan\): ") as info:
+        onnx2ttnn.convert(model)
+    assert words in str(info.value)

@@ -274,6 +274,8 @@ def test_unknown_gelu_and_resize_modes_and_a_non_1_d_split_are_refused():
     ("Concat", "<axis = 1099511627776>", "x, x", "float[2, 3]", {},
      "axis 1099511627776 is out of range for inputs of rank 2"),
     ("Mod", "<fmod = 2>", "x, x", "float[2, 3]", {}, "fmod is 2; it must be 0 or 1"),
+    # seed 59 case 1816
+    ("LpNormalization", "<p = 3>", "x", "float[2, 3]", {}, "p 3: LpNormalization's order must be 1 or 2"),
 ])
 def test_what_seed_47_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
     """Found by the fuzzer (seed 47, cases 174, 180, 558, 562, 908, 920, 1250; seed 53 cases 314, 466, 1324, 1480):
@@ -304,6 +306,7 @@ def test_batch_norm_parameters_of_another_shape_than_the_channels_are_refused(op
     ("Einsum", '<equation = "ij,ij->ij">', "x, w", "float[2, 3]", {"w": np.ones((1, 3), np.float32)}),
     ("Einsum", '<equation = "ii->i">', "x", "float[3, 3]", {}),
     ("LRN", "<size = 3, alpha = 0.5, beta = 0.6, bias = 0.0>", "x", "float[1, 4, 2, 2]", {}),
+    ("LpNormalization", "<p = 1>", "x", "float[2, 3]", {}),
 ])
 def test_their_valid_neighbours_pass_validation(op, attrs, inputs, x, consts):
     """A label of size 1 broadcasts across operands (onnxruntime runs these); LRN's bias may be 0."""

@@ -321,8 +321,9 @@ def compare(got, want: np.ndarray) -> str:
     if not np.allclose(g, w, rtol=FP32_RTOL, atol=FP32_ATOL, equal_nan=True):
         with np.errstate(invalid="ignore"):
             diff = np.abs(g - w)
+            agree = (g == w) | (np.isnan(g) & np.isnan(w))
         diff = diff[np.isfinite(diff)]
-        nan_or_inf = int(np.sum(~(np.isfinite(g) == np.isfinite(w))))
+        nan_or_inf = int(np.sum((~np.isfinite(g) | ~np.isfinite(w)) & ~agree))  # NaN against inf counts too
         return (f"{nan_or_inf} non-finite mismatches, max abs diff {diff.max() if diff.size else 0:.4g} "
                 f"(rtol {FP32_RTOL}, atol {FP32_ATOL})")
     return ""
