@@ -59,6 +59,23 @@ def _check_nd_indices(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_gather_nd(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """GatherND: the indices in range (above), and an output shape, where one is declared, equal to
+    `indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]` (fuzz seed 71 case 1252: ONNX inference
+    left the output of a [1] gather by [1] indices unshaped, the declared [1] stood for onnxruntime's rank-0
+    result, and the program returned shape (1,); onnxruntime only warns)."""
+    reason = _check_nd_indices(graph, node, attrs)
+    indices, data = graph.shape(node_input(node, 1)), graph.shape(node_input(node, 0))
+    out = graph.shape(node.output[0]) if node.output else None
+    if reason or indices is None or data is None or out is None or not indices or indices[-1] < 0:
+        return reason
+    batch = int(attrs.get("batch_dims", 0))
+    want = tuple(indices[:-1]) + tuple(data[batch + indices[-1]:])
+    if len(want) != len(out) or any(w >= 0 and o >= 0 and w != o for w, o in zip(want, out)):
+        return f"its output {node.output[0]!r} is declared {list(out)}, but GatherND gives {list(want)}"
+    return None
+
+
 def _out_of_range(indices: np.ndarray, size: int, where: str) -> Optional[str]:
     values = indices.astype(np.int64, copy=False)
     bad = values[(values < -size) | (values >= size)]
@@ -147,6 +164,9 @@ _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "R
 # attributes make it irrelevant (Resize's nearest_mode in linear mode)
 _MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("constant", "reflect", "edge", "wrap")),),
           "Gelu": (("approximate", ("none", "tanh")),),
+          # (onnxruntime runs ScatterElements with another reduction as "none"; the spec lists these: fuzz seed 71
+          # case 828, reduction "nearest", crashed the simulator)
+          "ScatterElements": (("reduction", ("none", "add", "mul", "max", "min")),),
           **{op: (("direction", ("forward", "reverse", "bidirectional")),) for op in ("LSTM", "GRU", "RNN")},
           "Resize": (("mode", ("nearest", "linear", "cubic")),
                      ("coordinate_transformation_mode", ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
@@ -331,6 +351,16 @@ def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None if p in (1, 2) else f"p {p}: LpNormalization's order must be 1 or 2"
 
 
+def _check_reverse_sequence(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """time_axis and batch_axis are 0 or 1 and differ (onnxruntime: "Invalid time_axis of 64. Must be 0 or 1",
+    "time_axis and batch_axis must have different values but both are 1"; fuzz seed 71 cases 1428, 304)."""
+    time_axis, batch_axis = int(attrs.get("time_axis", 0)), int(attrs.get("batch_axis", 1))
+    for name, value in (("time_axis", time_axis), ("batch_axis", batch_axis)):
+        if value not in (0, 1):
+            return f"{name} {value} must be 0 or 1"
+    return f"time_axis and batch_axis are both {time_axis}; they must differ" if time_axis == batch_axis else None
+
+
 def _elements(dims) -> int:
     count = 1
     for d in dims:
@@ -341,9 +371,10 @@ def _elements(dims) -> int:
 CHECKS: dict[str, Callable] = {
     "Gather": _check_axis_indices,
     "GatherElements": _check_elements_axis,
-    "ScatterElements": _check_elements_axis,
+    "ScatterElements": lambda graph, node, attrs: (_check_operands(graph, node, attrs)
+                                                   or _check_elements_axis(graph, node, attrs)),
     "Scatter": _check_elements_axis,
-    "GatherND": _check_nd_indices,
+    "GatherND": _check_gather_nd,
     "ScatterND": _check_nd_indices,
     "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
     "DepthToSpace": _check_depth_to_space,
@@ -356,6 +387,7 @@ CHECKS: dict[str, Callable] = {
     "BatchNormalization": _check_batch_norm,
     "Concat": _check_concat,
     "MeanVarianceNormalization": _check_mvn,
+    "ReverseSequence": _check_reverse_sequence,
     "LpNormalization": _check_lp_norm,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
                                     "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN", "Mod")

@@ -353,3 +353,40 @@ def test_a_quantize_scale_that_fits_no_axis_is_refused():
         "(DequantizeLinear): the scale has shape [5, 2]; it must be a scalar or 1-D (one value per element of axis)")
     import_model(parsed(text.format(attrs="<axis = 2>"), s=np.full(5, 0.1, np.float32)), {})
     import_model(parsed(text.format(attrs=""), s=np.full(1, 0.1, np.float32)), {})
+
+
+# ---- fuzz seed 71 --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    # case 1252: onnx inference leaves the output unshaped; the declared [1] stood for onnxruntime's rank 0
+    ("GatherND", "", "x, i", "float[1]", {"i": np.array([0], np.int64)},
+     "its output 'y' is declared [1], but GatherND gives []"),
+    # case 828: onnxruntime runs an unknown reduction as "none"; the simulator crashed
+    ("ScatterElements", '<axis = 1, reduction = "nearest">', "x, i, u", "float[2, 3]",
+     {"i": np.zeros((2, 1), np.int64), "u": np.ones((2, 1), np.float32)},
+     "reduction 'nearest' is not one of none, add, mul, max, min"),
+    # cases 1428 and 304
+    ("ReverseSequence", "<time_axis = 64>", "x, n", "float[2, 3]", {"n": np.array([1, 1, 1], np.int64)},
+     "time_axis 64 must be 0 or 1"),
+    ("ReverseSequence", "<time_axis = 1, batch_axis = 1>", "x, n", "float[2, 3]", {"n": np.array([1, 1], np.int64)},
+     "time_axis and batch_axis are both 1; they must differ"),
+])
+def test_what_seed_71_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 71): each converted; onnxruntime refuses each, or (GatherND, ScatterElements)
+    runs it otherwise than the model says."""
+    model = _one(op, attrs, inputs, x, **consts)
+    if op == "GatherND":
+        model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = 1
+    assert rejected(model).endswith(f"({op}): {reason}")
+
+
+def test_an_integer_convolution_with_group_0_is_refused():
+    """Fuzz seed 71 case 824: a ConvInteger / QLinearConv with group 0 converted (onnxruntime: "Input channels C
+    is not equal to kernel channels * group ... group: 0")."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[1, 1, 4, 4] x) => (int32[1, 1, 3, 3] y) {
+        y = ConvInteger<group = 0>(x, w)
+    }
+    """, w=np.ones((1, 1, 2, 2), np.uint8))
+    assert rejected(model).endswith("(ConvInteger): group 0 must be at least 1")
