@@ -17,9 +17,9 @@ each direction transposed, `[hidden, gates * hidden]`.  The program then compute
 Without initial_h (or initial_c) the first step skips the terms of a zero state rather than uploading zeros.
 `clip` bounds the input of every gate's activation, as the spec says; LSTM's h(Ct) takes Ct unclipped, as
 onnxruntime computes it (fuzz seed 73 case 1731: clipping it too was 0.12 off onnxruntime).
-Activations: Sigmoid, Tanh, Relu, Softsign, Softplus, and LeakyRelu, ThresholdedRelu, Elu, HardSigmoid, Affine, ScaledTanh with their parameters from
-activation_alpha / activation_beta, which the parameterised activations consume in order
-(`activation_list`, which the host fallback reads too).
+Activations: Sigmoid, Tanh, Relu, Softsign, Softplus, and LeakyRelu, ThresholdedRelu, Elu, HardSigmoid, Affine,
+ScaledTanh with their parameters from activation_alpha / activation_beta, which the parameterised activations
+consume in order (`activation_list`, which the host fallback reads too).
 
 Declined here (with the reason): runtime W / R / B / P (a model with trained weights has them as
 initializers), sequence_lens that is not a constant equal to the sequence length for every batch entry, an
