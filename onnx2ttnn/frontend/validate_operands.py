@@ -361,6 +361,16 @@ def _check_reverse_sequence(graph: GraphFacts, node, attrs) -> Optional[str]:
     return f"time_axis and batch_axis are both {time_axis}; they must differ" if time_axis == batch_axis else None
 
 
+def _check_split(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The operands (above), and num_outputs, where given, equal to the node's outputs (onnxruntime: "Number of
+    outputs (3) does not match num_outputs (64)"; fuzz seed 73 case 508)."""
+    reason = _check_operands(graph, node, attrs)
+    count = attrs.get("num_outputs")
+    if reason is None and count is not None and int(count) != len(node.output):
+        return f"num_outputs {int(count)} but the node has {len(node.output)} outputs"
+    return reason
+
+
 def _elements(dims) -> int:
     count = 1
     for d in dims:
@@ -390,7 +400,8 @@ CHECKS: dict[str, Callable] = {
     "ReverseSequence": _check_reverse_sequence,
     "LpNormalization": _check_lp_norm,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
-                                    "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN", "Mod")
+                                    "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN", "Mod")
        + _REDUCE},
     "Gemm": _check_gemm,
+    "Split": _check_split,
 }

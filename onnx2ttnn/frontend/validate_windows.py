@@ -50,16 +50,21 @@ def _check_conv(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 
 def _check_integer_conv_groups(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """ConvInteger, QLinearConv: group >= 1 divides the weight's output channels and the input has
-    `weight[1] * group` channels (onnxruntime: "Input channels C is not equal to kernel channels * group. C: 1
-    kernel channels: 1 group: 0"; fuzz seed 71 case 824, group 0, converted)."""
+    """ConvInteger, QLinearConv: kernel_shape is the weight's spatial dims (onnxruntime: "kernel_shape is not
+    compatible with W shape"; fuzz seed 73 case 288), group >= 1 divides the weight's output channels and the
+    input has `weight[1] * group` channels (onnxruntime: "Input channels C is not equal to kernel channels *
+    group. C: 1 kernel channels: 1 group: 0"; fuzz seed 71 case 824, group 0, converted)."""
     weight = graph.shape(node_input(node, _CONVS[node.op_type]))
     data = graph.shape(node_input(node, 0))
     group = int(attrs.get("group", 1))
     if group < 1:
         return f"group {group} must be at least 1"
-    if weight is None or len(weight) < 3 or weight[0] < 0 or weight[1] < 0:
+    if weight is None or len(weight) < 3 or any(d < 0 for d in weight):
         return None
+    kernel = attrs.get("kernel_shape")
+    if kernel is not None and list(kernel) != list(weight[2:]):
+        return (f"kernel_shape {list(kernel)} contradicts the weight's spatial dims {list(weight[2:])} "
+                f"(W shape {list(weight)})")
     if weight[0] % group:
         return f"group {group} does not divide the weight's {weight[0]} output channels (W shape {list(weight)})"
     if data is not None and len(data) == len(weight) and data[1] >= 0 and data[1] != weight[1] * group:

@@ -390,3 +390,23 @@ def test_an_integer_convolution_with_group_0_is_refused():
     }
     """, w=np.ones((1, 1, 2, 2), np.uint8))
     assert rejected(model).endswith("(ConvInteger): group 0 must be at least 1")
+
+
+def test_what_seed_73_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 73 cases 508 and 288: a Split with num_outputs 64 and three outputs, an integer convolution whose
+    kernel_shape is not its weight's (onnxruntime: "Number of outputs (3) does not match num_outputs (64)",
+    "kernel_shape is not compatible with W shape"); both converted."""
+    split = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 6] x) => (float[2, 2] a, float[2, 2] b, float[2, 2] c) {
+        a, b, c = Split<axis = 1, num_outputs = 64>(x)
+    }
+    """)
+    assert rejected(split).endswith("(Split): num_outputs 64 but the node has 3 outputs")
+    conv = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[1, 1, 4, 4] x) => (int32[1, 1, 3, 3] y) {
+        y = ConvInteger<kernel_shape = [3, 1]>(x, w)
+    }
+    """, w=np.ones((1, 1, 2, 2), np.uint8))
+    assert "(ConvInteger): kernel_shape [3, 1] contradicts the weight's spatial dims [2, 2]" in rejected(conv)
