@@ -410,3 +410,26 @@ def test_what_seed_73_found_onnxruntime_refusing_is_refused():
     }
     """, w=np.ones((1, 1, 2, 2), np.uint8))
     assert "(ConvInteger): kernel_shape [3, 1] contradicts the weight's spatial dims [2, 2]" in rejected(conv)
+
+
+def test_what_seed_79_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 79 cases 720 and 1156: a Gemm-7 whose A [1, 512] meets a [10, 32] B^T (its inference does not
+    check the inner dims; it converted in bf16 and was an internal error in fp32), and a QuantizeLinear with an
+    [8] scale on a rank-1 input and the default axis 1 (onnxruntime: "axis 1 is not in valid range [-1,0]"; it
+    converted as if the axis were 0)."""
+    gemm = parsed("""
+    <ir_version: 8, opset_import: ["" : 7]>
+    g (float[1, 512] x) => (float[1, 10] y) {
+        y = Gemm<transB = 1>(x, w, b)
+    }
+    """, w=np.ones((10, 32), np.float32), b=np.zeros(10, np.float32))
+    assert "(Gemm): A of shape [1, 512] and B of shape [10, 32] (transA 0, transB 1) have inner dims 512 and 32" \
+        in rejected(gemm)
+    quantize = parsed("""
+    <ir_version: 9, opset_import: ["" : 21]>
+    g (float[8] x) => (uint8[8] y) {
+        y = QuantizeLinear(x, s)
+    }
+    """, s=np.full(8, 0.5, np.float32))
+    assert rejected(quantize).endswith("(QuantizeLinear): a per-axis scale (shape [8]) along axis 1, out of range "
+                                       "for an input of rank 1")
