@@ -20,9 +20,10 @@ _NP = {U8: np.uint8, I8: np.int8, TensorProto.UINT16: np.uint16, TensorProto.INT
 def _scale(b, exact: bool = False) -> float:
     """A quantization scale; `exact`: a power of two.  QLinearMatMul / QLinearConv requantize an integer sum
     times x_scale * w_scale / y_scale: with decimal scales that product is often a tie in real numbers
-    (-1175 * 0.1 * 0.05 / 0.25 = -23.5), which onnxruntime (one float multiplier) and the program
-    (DequantizeLinear -> float op -> QuantizeLinear) round apart by one code.  Powers of two make every tie
-    exact in float32, so both round it half to even."""
+    (-1175 * 0.1 * 0.05 / 0.25 = -23.5), which onnxruntime (one float multiplier) and a dequantize -> float
+    op -> quantize chain round apart by one code.  A float32 program now multiplies as onnxruntime does
+    (docs/design.md §6.36; tests/lowering/test_quantize_operators.py has decimal scales), a bfloat16 one keeps
+    the chain; powers of two make every tie exact in float32, so any form rounds it half to even."""
     return float(b.rng.choice([1 / 128, 1 / 64, 1 / 32, 1 / 16] if exact else [0.01, 0.02, 0.05, 0.1]))
 
 
