@@ -90,5 +90,7 @@ def test_an_upload_read_only_as_gather_indices_is_checked_and_wrapped_against_th
 
 
 def test_an_upload_other_ops_read_keeps_its_values_and_the_integer_range_check():
-    for upload in (n for n in convert(_gather_model(True)).module.graph.nodes if n.attrs.get("_input") == "idx"):
-        assert "_index_rows" not in upload.attrs
+    """(The Gather wraps such indices on the device: tests/lowering/test_shape_tensor_ops.py.)"""
+    (upload,) = (n for n in convert(_gather_model(True)).module.graph.nodes if n.attrs.get("_input") == "idx")
+    assert layout_of(upload.outputs[0]).dtype == "i32" and "_index_rows" not in upload.attrs
+    assert upload.attrs["_int_range"] == (-2**31, 2**31 - 1)
