@@ -65,13 +65,18 @@ def test_qlinear_matmul_per_column_scales_over_a_long_sum():
     np.testing.assert_array_equal(got["y"].numpy(), _onnxruntime(model, x))
 
 
-def test_qlinear_conv_with_a_bias_and_per_channel_scales_gives_onnxruntimes_codes():
+def conv_model():
+    """A 3x3 QLinearConv of uint8 x [1, 4, 9, 9], int8 weights with per-channel decimal scales and an int32 bias."""
     w = rng.integers(-64, 64, (8, 4, 3, 3)).astype(np.int8)
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1, 1, 1, 1])
     inits = {"xs": np.float32(0.1), "xz": np.uint8(128), "w": w, "ws": rng.choice([0.01, 0.05], 8).astype(np.float32),
              "wz": np.zeros(8, np.int8), "ys": np.float32(0.25), "yz": np.uint8(100),
              "b": rng.integers(-500, 500, 8).astype(np.int32)}
-    model = _model(node, [1, 4, 9, 9], [1, 8, 9, 9], inits)
+    return _model(node, [1, 4, 9, 9], [1, 8, 9, 9], inits)
+
+
+def test_qlinear_conv_with_a_bias_and_per_channel_scales_gives_onnxruntimes_codes():
+    model = conv_model()
     x = np.clip(rng.integers(0, 256, (1, 4, 9, 9)), 64, 191).astype(np.uint8)
     got, _, _ = run(model, {"x": x})
     np.testing.assert_array_equal(got["y"].numpy(), _onnxruntime(model, x))
