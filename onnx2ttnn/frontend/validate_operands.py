@@ -147,7 +147,6 @@ _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "R
 # attributes make it irrelevant (Resize's nearest_mode in linear mode)
 _MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("constant", "reflect", "edge", "wrap")),),
           "Gelu": (("approximate", ("none", "tanh")),),
-          **{op: (("direction", ("forward", "reverse", "bidirectional")),) for op in ("LSTM", "GRU", "RNN")},
           "Resize": (("mode", ("nearest", "linear", "cubic")),
                      ("coordinate_transformation_mode", ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
                                                          "align_corners", "asymmetric", "tf_crop_and_resize",
@@ -358,7 +357,7 @@ CHECKS: dict[str, Callable] = {
     "MeanVarianceNormalization": _check_mvn,
     "LpNormalization": _check_lp_norm,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
-                                    "Split", "Gelu", "Resize", "Squeeze", "If", "LSTM", "GRU", "RNN", "Mod")
+                                    "Split", "Gelu", "Resize", "Squeeze", "If", "Mod")
        + _REDUCE},
     "Gemm": _check_gemm,
 }
