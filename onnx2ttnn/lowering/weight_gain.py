@@ -142,7 +142,8 @@ def _loss(exact: np.ndarray, approx: np.ndarray) -> float:
     with no PCC (one element, or constant) verify judges by closeness (reference.close_excess: passing while the
     excess e is at most 1): its loss is (1 - PCC_THRESHOLD) e^2, quadratic in the error as 1 - PCC is, and equal
     to verify's PCC bound where verify's closeness bound lies (Silero VAD v6's one speech probability: the
-    weights auto took moved it by 11 %, e = 1.3, where the PCC of its state outputs lost 0.0006; docs/design.md §6.38)."""
+    weights auto took moved it by 11 %, e = 1.3, where the PCC of its state outputs lost 0.0006;
+    docs/design.md §6.38)."""
     a = np.asarray(exact, np.float64).ravel()
     b = np.asarray(approx, np.float64).ravel()
     finite = np.isfinite(a)
