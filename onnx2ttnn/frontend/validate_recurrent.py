@@ -1,6 +1,7 @@
 """Validation of the recurrent ops' operands (LSTM, GRU, RNN): what strict inference lets pass but onnxruntime
 refuses when it runs the node.
-- the direction is forward, reverse or bidirectional;
+- the direction is forward, reverse or bidirectional, hidden_size (when given) is positive, and constant
+  sequence_lens lie within [0, the sequence length];
 - W, R, B, sequence_lens, initial_h (and LSTM's initial_c and P) have the shapes the spec gives them for
   hidden_size, the direction's count and X: W [D, G * H, I], R [D, G * H, H], B [D, 2 * G * H],
   sequence_lens [batch], initial_h / initial_c [D, batch, H] ([batch, D, H] with layout 1), P [D, 3 * H],
@@ -29,6 +30,8 @@ def _check_recurrent(graph: GraphFacts, node, attrs) -> Optional[str]:
     if direction not in DIRECTIONS:
         return f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}"
     hidden = int(attrs.get("hidden_size", 0))
+    if "hidden_size" in attrs and hidden <= 0:  # (seed 79 case 1950: -2147483648; seed 89 case 588: 0)
+        return f"hidden_size {hidden} must be positive"
     x = graph.shape(node_input(node, 0))
     if hidden <= 0 or x is None or len(x) != 3:
         return None
@@ -46,6 +49,11 @@ def _check_recurrent(graph: GraphFacts, node, attrs) -> Optional[str]:
         if shape is not None and not _fits(shape, want):
             shown = ", ".join("?" if d < 0 else str(d) for d in want)
             return f"{what} has shape {list(shape)}; it must be [{shown}] (hidden_size {hidden})"
+    lens = graph.value(node_input(node, 4)) if node_input(node, 4) else None
+    steps = x[1] if batch_first else x[0]
+    if lens is not None and lens.size and steps >= 0 and (lens.min() < 0 or lens.max() > steps):
+        # (onnxruntime: "All values must be >= 0 and <= seq_length"; seed 89 case 480)
+        return f"sequence_lens holds {int(lens.min() if lens.min() < 0 else lens.max())}, outside [0, {steps}]"
     return None
 
 

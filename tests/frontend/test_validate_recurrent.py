@@ -59,3 +59,19 @@ def test_what_seed_67_found_onnxruntime_refusing_is_refused(op, attrs, inputs, c
 ])
 def test_their_valid_neighbours_pass_validation(op, attrs, inputs, x, consts):
     import_model(_recurrent(op, attrs, inputs, x, **consts), {})
+
+
+def test_a_hidden_size_not_positive_and_sequence_lens_past_the_sequence_are_refused():
+    """Fuzz seed 79 case 1950 (hidden_size -2147483648, in a host region onnxruntime then failed in) and seed 89
+    cases 588 (hidden_size 0) and 480 (a sequence length past X's 3 steps: onnxruntime "All values must be >= 0
+    and <= seq_length")."""
+    rnn = {"w": _ones(1, 5, 2), "r": _ones(1, 5, 5), "b": _ones(1, 10)}
+    zero = parsed("""
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[4, 3, 2] x) => (float y, float h) {
+        y, h = RNN<hidden_size = 0>(x, w, r)
+    }
+    """, w=_ones(1, 0, 2), r=_ones(1, 0, 0))
+    assert rejected(zero).endswith("(RNN): hidden_size 0 must be positive")
+    lens = _recurrent("RNN", "", "x, w, r, b, s", **rnn, s=np.array([4, 5, 1], np.int32))
+    assert rejected(lens).endswith("(RNN): sequence_lens holds 5, outside [0, 4]")
