@@ -10,8 +10,9 @@ linears and its head pass theirs on at 0.1 to 1 (measured one weight at a time i
 weight's values tells the two apart; the network's Jacobian does.  So the gain is measured:
 
   1. the weights auto would take in a block float, by lowering's own rule (weight_dtype.auto_block_float: each
-     one's r^2 within its share of the budget, in the orientation the rule uploads it: a conv's
-     [KH*KW*IC, OC], a MatMul's [K, N]);
+     one's r^2 within its share of the budget, in the orientation its rule uploads it, weight_dtype.weight_upload:
+     a conv's [KH*KW*IC, OC], a MatMul's [K, N]); each weight's errors are kept for lowering (Module.rounding),
+     which judges the same arrays again (block_float.RoundingErrors: each weight rounded once per conversion);
   2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, token ids below their
      table's rows, other integers ones; frontend/index_inputs.py), with the
      exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
@@ -27,11 +28,13 @@ graph onnxruntime cannot run (an op it does not know), or with no candidate weig
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers
+from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
+from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 
 SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_main.py random_inputs)
 
@@ -54,17 +57,25 @@ class WeightGain:
         return 2.0 * self.loss / self.spent if self.spent else 1.0
 
 
-def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None) -> WeightGain:
+def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
+            rounding: Optional[RoundingErrors] = None) -> WeightGain:
     """The gain of `graph`'s outputs on the block-float errors of the weights auto would take under `budget`
     (`exempt`: weights auto does not judge by the budget, left exact: dequantized ones, the tail's logit weights;
-    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows)."""
+    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows).  Each
+    candidate's errors go into `rounding`, where lowering finds them."""
     share = budget / max(1, count_weight_layers(graph))
+    rounding = RoundingErrors() if rounding is None else rounding
     rounded = {}
-    for tensor, uploaded_to, back in _candidates(graph, exempt):
+    for tensor, upload in _candidates(graph, exempt):
         values = np.asarray(tensor.values, np.float32)
-        fmt, moved, errors = auto_block_float(uploaded_to(values), share)
+        uploaded = upload.to(values)
+        errors, moved = rounding_errors(uploaded)
+        rounding.put(uploaded, errors)
+        fmt = auto_block_float(errors, share)
         if fmt is not None:
-            rounded[tensor.name] = (back(moved, values.shape).astype(values.dtype), errors[fmt] ** 2)
+            rounded[tensor.name] = (upload.back(moved[fmt], values.shape).astype(values.dtype, copy=False),
+                                    errors[fmt] ** 2)
+        del moved
     if not rounded:
         return WeightGain(why="no weight within its share")
     spent = sum(r2 for _, r2 in rounded.values())
@@ -78,8 +89,8 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None)
 
 
 def _candidates(graph: gs.Graph, exempt):
-    """(constant, its uploaded form from its values, the uploaded form back to the ONNX shape) of each weight
-    weight_dtype judges, once per constant."""
+    """(constant, how its rule uploads it: weight_dtype.weight_upload) of each weight weight_dtype judges, once
+    per constant."""
     seen = set()
     for node in graph.nodes:
         if node.op not in WEIGHT_OPS or len(node.inputs) < 2 or not isinstance(node.inputs[1], gs.Constant):
@@ -88,12 +99,7 @@ def _candidates(graph: gs.Graph, exempt):
         if weight.name in seen or weight.name in exempt or np.asarray(weight.values).dtype.kind != "f":
             continue
         seen.add(weight.name)
-        if node.op in ("Conv", "ConvAct") and weight.values.ndim >= 3:  # prepared [KH*KW*IC, OC]
-            yield weight, lambda w: w.reshape(w.shape[0], -1).T, lambda u, shape: u.T.reshape(shape)
-        elif node.op == "Gemm" and node.attrs.get("transB", 0):  # uploaded transposed: [K, N]
-            yield weight, lambda w: w.T, lambda u, shape: u.T
-        else:
-            yield weight, lambda w: w, lambda u, shape: u.reshape(shape)
+        yield weight, weight_upload(node)
 
 
 def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:

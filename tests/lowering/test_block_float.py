@@ -1,0 +1,100 @@
+"""Block floats on the host (lowering/block_float.py): the rounding both formats share, and each weight's rounding
+errors computed once per conversion (RoundingErrors), measure-weight-gain's answers reused by lower-to-ttnn."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn.lowering import block_float
+from onnx2ttnn.lowering.block_float import RoundingErrors, block_round, relative_error, rounding_errors
+
+rng = np.random.default_rng(7)
+
+
+def _reference(x: np.ndarray, bits: int) -> np.ndarray:
+    """The simulator's torch rounding (sim/_rounding.py), the definition both formats are checked against."""
+    import torch
+
+    from onnx2ttnn.sim._rounding import bfp_round
+
+    return bfp_round(torch.from_numpy(np.ascontiguousarray(x)), bits).numpy()
+
+
+def _case(case: str) -> np.ndarray:
+    if case == "transposed":  # a prepared conv weight's view: non-contiguous
+        return rng.standard_normal((48, 80)).astype(np.float32).T
+    if case == "tiny exponents":  # group exponents below -104: the np.ldexp path (2**(23 - E) is no float32)
+        return (rng.standard_normal((4, 32)) * 2.0 ** -120).astype(np.float32)
+    if case == "zeros and spread":
+        spread = rng.standard_normal((2, 32)) * np.exp(rng.uniform(-30, 30, (2, 32)))
+        return np.concatenate([np.zeros((2, 32)), spread]).astype(np.float32)
+    return rng.standard_normal({"gaussian": (64, 96), "ragged width": (5, 37)}[case]).astype(np.float32)
+
+
+@pytest.mark.parametrize("case", ["gaussian", "ragged width", "transposed", "tiny exponents", "zeros and spread"])
+def test_both_formats_round_as_the_simulator_does(case):
+    x = _case(case)
+    rounded = block_round(x)
+    for fmt, bits in (("bfp4", 3), ("bfp8", 7)):
+        np.testing.assert_array_equal(rounded[fmt], _reference(x, bits))
+        assert rounded[fmt].shape == x.shape
+
+
+def test_the_errors_of_both_formats_are_relative_error_s():
+    w = (rng.standard_normal((128, 256)) / 16).astype(np.float32)
+    errors, rounded = rounding_errors(w.T)
+    assert errors == {"bfp4": relative_error(w.T, "bfp4"), "bfp8": relative_error(w.T, "bfp8")}
+    assert 0.003 < errors["bfp8"] < 0.01 < 0.05 < errors["bfp4"] < 0.2
+    np.testing.assert_array_equal(rounded["bfp8"], block_round(w.T, ("bfp8",))["bfp8"])
+
+
+def test_rounding_errors_answer_again_only_for_the_same_array_in_the_same_view(monkeypatch):
+    calls = []
+    real = block_float.rounding_errors
+    monkeypatch.setattr(block_float, "rounding_errors", lambda v, *a: calls.append(v.shape) or real(v, *a))
+    w = rng.standard_normal((64, 32)).astype(np.float32)
+    cache = RoundingErrors()
+    cache.put(w.T, real(w.T)[0])
+    assert cache.errors(w.T) == real(w.T)[0] and cache.hits == 1 and not calls  # a new view of the same place
+    cache.errors(w)  # the same memory in another orientation: other groups, other errors
+    other = w.copy()  # equal values elsewhere: not known to be equal without reading them
+    cache.errors(other.T)
+    assert calls == [(64, 32), (32, 64)] and cache.hits == 1
+    del w, other
+    fresh = np.zeros((64, 32), np.float32)  # may take the freed memory: the dead owner makes the entry stale
+    assert cache.errors(fresh.T) == {"bfp4": 0.0, "bfp8": 0.0}
+
+
+def _three_weights():
+    """y = Conv(x) -> Gemm(transB=1) -> MatMul: one weight of each upload orientation (weight_dtype.WEIGHT_OPS)."""
+    f = TensorProto.FLOAT
+    weights = {"conv_w": rng.standard_normal((32, 16, 3, 3)) / 12, "gemm_w": rng.standard_normal((64, 512)) / 23,
+               "mm_w": rng.standard_normal((64, 64)) / 8}
+    nodes = [helper.make_node("Conv", ["x", "conv_w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Reshape", ["c", "shape"], ["r"], name="flat"),
+             helper.make_node("Gemm", ["r", "gemm_w"], ["g"], transB=1, name="gemm"),
+             helper.make_node("MatMul", ["g", "mm_w"], ["y"], name="mm")]
+    init = [numpy_helper.from_array(np.asarray(w, np.float32), n) for n, w in weights.items()]
+    init.append(numpy_helper.from_array(np.array([1, 512], np.int64), "shape"))
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", f, [1, 16, 4, 4])],
+                              [helper.make_tensor_value_info("y", f, [1, 64])], initializer=init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_lowering_judges_each_weight_by_the_errors_the_gain_measurement_computed(monkeypatch):
+    # the measurement and lowering state each weight's upload orientation once (weight_dtype.weight_upload): were
+    # lowering to upload one differently, it would round that weight again here
+    from onnx2ttnn.convert import convert
+    from onnx2ttnn.lowering import weight_gain
+
+    measured, again = [], []
+    real = weight_gain.rounding_errors
+    monkeypatch.setattr(weight_gain, "rounding_errors", lambda v, *a: measured.append(v.shape) or real(v, *a))
+    monkeypatch.setattr(block_float, "rounding_errors", lambda v, *a: again.append(v.shape) or real(v, *a))
+    conversion = convert(_three_weights())
+    assert sorted(measured) == [(64, 64), (144, 32), (512, 64)] and not again  # conv2d's [KH*KW*IC, OC]
+    assert set(conversion.weight_formats()) == {"conv_w", "gemm_w_t", "mm_w"}
+    assert conversion.module.rounding is None  # dropped once lowering has judged the weights
