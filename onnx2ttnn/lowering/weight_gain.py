@@ -36,6 +36,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
 from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 
+HANDED_BYTES = 4096  # constants from this size go to onnxruntime as arrays, not serialized (_run_both)
 SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_main.py random_inputs)
 
 
@@ -104,28 +105,70 @@ def _candidates(graph: gs.Graph, exempt):
 
 def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:
     """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in (one
-    session: the replaced weights become graph inputs, fed either way, so the model onnxruntime parses holds
-    only the other weights)."""
+    session: the replaced weights become graph inputs, fed either way).  The other constants of HANDED_BYTES or
+    more stay initializers but are handed to onnxruntime as the graph's own arrays (external initializers), so
+    the model it parses holds no weights: no serialized copy, none of its own, each lazy weight read once (into
+    `graph`, where lowering finds it)."""
     from onnx2ttnn import ort
 
     copy = graph.copy()
     feeds = _inputs(copy.inputs, index_rows)
-    tensors = copy.tensors()
-    exact = {}
-    for name in replaced:
-        constant = tensors[name]
-        exact[name] = np.asarray(constant.values)
-        variable = gs.Variable(name, dtype=exact[name].dtype, shape=list(exact[name].shape))
-        for node in list(constant.outputs):
-            for k, tensor in enumerate(node.inputs):
-                if tensor is constant:
-                    node.inputs[k] = variable
-        copy.inputs.append(variable)
+    originals = graph.tensors()
+    exact, handed = {}, {}
+    top = {id(node) for node in copy.nodes}
+    for name, constant in copy.tensors().items():
+        if not isinstance(constant, gs.Constant):
+            continue
+        if name in replaced:
+            exact[name] = np.asarray(originals[name].values)
+            _as_input(copy, constant, exact[name])
+        elif _handed(constant, top):
+            handed[name] = np.ascontiguousarray(originals[name].values)
+            _as_input(copy, constant, handed[name])
     model = gs.export_onnx(copy, do_type_check=False)
+    _external(model.graph, handed)
     names = [o.name for o in model.graph.output]
-    session = ort.session(model.SerializeToString())
+    session = ort.session(model.SerializeToString(), initializers=handed)
     return ([np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})],
             [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})])
+
+
+def _handed(constant: gs.Constant, top: set) -> bool:
+    """Whether `constant` goes to onnxruntime as a handed array: HANDED_BYTES or more of a numpy type onnxruntime
+    takes, read by top-level nodes only (`top`: their ids; a subgraph's reader keeps it serialized)."""
+    dtype = np.dtype(constant.dtype) if constant.dtype is not None else None
+    if dtype is None or dtype.kind not in "fiub" or dtype.name == "bfloat16":
+        return False
+    if int(np.prod(constant.shape, dtype=np.int64)) * dtype.itemsize < HANDED_BYTES:
+        return False
+    return all(id(node) in top for node in constant.outputs)
+
+
+def _as_input(graph: gs.Graph, constant: gs.Constant, values: np.ndarray) -> None:
+    """`constant` replaced by a graph input of its name, dtype and shape."""
+    variable = gs.Variable(constant.name, dtype=values.dtype, shape=list(values.shape))
+    for node in list(constant.outputs):
+        for k, tensor in enumerate(node.inputs):
+            if tensor is constant:
+                node.inputs[k] = variable
+    graph.inputs.append(variable)
+
+
+def _external(graph, handed: dict) -> None:
+    """The handed arrays' graph inputs made initializers whose data lies outside the model (onnxruntime takes the
+    arrays themselves, ort.session's `initializers`)."""
+    from onnx import TensorProto, helper
+
+    kept = [i for i in graph.input if i.name not in handed]
+    del graph.input[:]
+    graph.input.extend(kept)
+    for name, values in handed.items():
+        tensor = TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(values.dtype),
+                             dims=values.shape, data_location=TensorProto.EXTERNAL)
+        for key, value in (("location", "handed"), ("offset", "0"), ("length", str(values.nbytes))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        graph.initializer.append(tensor)
 
 
 def _inputs(inputs: list, index_rows: dict) -> dict:

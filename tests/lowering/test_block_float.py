@@ -98,3 +98,21 @@ def test_lowering_judges_each_weight_by_the_errors_the_gain_measurement_computed
     assert sorted(measured) == [(64, 64), (144, 32), (512, 64)] and not again  # conv2d's [KH*KW*IC, OC]
     assert set(conversion.weight_formats()) == {"conv_w", "gemm_w_t", "mm_w"}
     assert conversion.module.rounding is None  # dropped once lowering has judged the weights
+
+
+def test_onnxruntime_reads_the_weights_the_measurement_keeps_from_the_graph_itself():
+    # constants of HANDED_BYTES or more are not serialized: the exact run is onnxruntime's on the model as it is
+    import onnx_graphsurgeon as gs
+
+    from onnx2ttnn import ort
+    from onnx2ttnn.lowering.weight_gain import HANDED_BYTES, _run_both
+
+    model = _three_weights()
+    assert all(len(t.raw_data) >= HANDED_BYTES for t in model.graph.initializer if t.name != "shape")
+    x = np.random.default_rng(0).standard_normal((1, 16, 4, 4)).astype(np.float32)  # the measurement's input
+    expected = ort.run(ort.session(model.SerializeToString()), ["y"], {"x": x})[0]
+    exact, _ = _run_both(gs.import_onnx(model), {}, {})
+    np.testing.assert_array_equal(exact[0], expected)  # the same initializers, the same kernels: the same bits
+    exact, approx = _run_both(gs.import_onnx(model), {"mm_w": np.zeros((64, 64), np.float32)}, {})
+    np.testing.assert_allclose(exact[0], expected, rtol=1e-5, atol=1e-6)
+    assert not approx[0].any()  # the replaced weight was fed: zeros
