@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import ml_dtypes
 import numpy as np
 import onnx_graphsurgeon as gs
 
@@ -37,6 +38,7 @@ from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
 from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 
 HANDED_BYTES = 4096  # constants from this size go to onnxruntime as arrays, not serialized (_run_both)
+CAST_BFLOAT16 = 13  # the opset from which Cast takes bfloat16 (_run_both casts the rounded weights)
 SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_main.py random_inputs)
 
 
@@ -74,8 +76,7 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
         rounding.put(uploaded, errors)
         fmt = auto_block_float(errors, share)
         if fmt is not None:
-            rounded[tensor.name] = (upload.back(moved[fmt], values.shape).astype(values.dtype, copy=False),
-                                    errors[fmt] ** 2)
+            rounded[tensor.name] = (_compact(upload.back(moved[fmt], values.shape)), errors[fmt] ** 2)
         del moved
     if not rounded:
         return WeightGain(why="no weight within its share")
@@ -103,12 +104,23 @@ def _candidates(graph: gs.Graph, exempt):
         yield weight, weight_upload(node)
 
 
+def _compact(rounded: np.ndarray) -> np.ndarray:
+    """A rounded weight in bfloat16 (ml_dtypes) when that holds it exactly, half its float32 bytes: a block float
+    keeps at most 7 significant bits, so all but values subnormal in float32 fit; else in float32."""
+    bits = np.ascontiguousarray(rounded, np.float32).view(np.uint32)
+    if np.any(bits & np.uint32(0xFFFF)):
+        return bits.view(np.float32)
+    return (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
+
+
 def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:
-    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in (one
-    session: the replaced weights become graph inputs, fed either way).  The other constants of HANDED_BYTES or
-    more stay initializers but are handed to onnxruntime as the graph's own arrays (external initializers), so
-    the model it parses holds no weights: no serialized copy, none of its own, each lazy weight read once (into
-    `graph`, where lowering finds it)."""
+    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in: the
+    replaced weights become graph inputs, fed the graph's own arrays in the first session; in the second, those
+    `replaced` holds in bfloat16 come in as bfloat16 inputs each cast to float32 just before its first reader
+    (_cast_inputs), so the rounded weights take half the memory.  The other constants of HANDED_BYTES or more stay
+    initializers but are handed to onnxruntime as the graph's own arrays (external initializers), so the model
+    it parses holds no weights: no serialized copy, none of its own, each lazy weight read once (into `graph`,
+    where lowering finds it)."""
     from onnx2ttnn import ort
 
     copy = graph.copy()
@@ -126,11 +138,62 @@ def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, 
             handed[name] = np.ascontiguousarray(originals[name].values)
             _as_input(copy, constant, handed[name])
     model = gs.export_onnx(copy, do_type_check=False)
+    del copy
     _external(model.graph, handed)
     names = [o.name for o in model.graph.output]
     session = ort.session(model.SerializeToString(), initializers=handed)
-    return ([np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})],
-            [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})])
+    exact = [np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})]
+    compact = {name for name, values in replaced.items() if values.dtype != np.float32}
+    if compact and _opset(model) < CAST_BFLOAT16:
+        replaced = {name: values.astype(np.float32) for name, values in replaced.items()}
+    elif compact:
+        del session
+        renamed = _cast_inputs(model.graph, compact)
+        session = ort.session(model.SerializeToString(), initializers=handed)
+        replaced = {renamed.get(name, name): values for name, values in replaced.items()}
+    return exact, [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})]
+
+
+def _opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def _cast_inputs(graph, names: set) -> dict:
+    """The float32 graph inputs `names` made bfloat16 inputs (renamed: name -> new name, returned), each cast back
+    to float32 under its own name just before the first node that reads it (or, for one a subgraph may read,
+    before the first node holding a subgraph)."""
+    from onnx import AttributeProto, TensorProto, helper
+
+    taken = {i.name for i in graph.input} | {o for node in graph.node for o in node.output}
+    renamed = {}
+    for tensor in graph.input:
+        if tensor.name in names:
+            new = tensor.name + "_bf16"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            renamed[tensor.name] = new
+            tensor.name = new
+            tensor.type.tensor_type.elem_type = TensorProto.BFLOAT16
+    nodes, pending = [], dict(renamed)
+
+    def cast(name):
+        nodes.append(helper.make_node("Cast", [pending.pop(name)], [name], to=TensorProto.FLOAT,
+                                      name=renamed[name] + "_cast"))
+
+    for node in graph.node:
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+            for name in list(pending):
+                cast(name)
+        for name in node.input:
+            if name in pending:
+                cast(name)
+        nodes.append(node)
+    for name in list(pending):  # read by no node (a graph output)
+        cast(name)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return renamed
 
 
 def _handed(constant: gs.Constant, top: set) -> bool:

@@ -116,3 +116,19 @@ def test_onnxruntime_reads_the_weights_the_measurement_keeps_from_the_graph_itse
     exact, approx = _run_both(gs.import_onnx(model), {"mm_w": np.zeros((64, 64), np.float32)}, {})
     np.testing.assert_allclose(exact[0], expected, rtol=1e-5, atol=1e-6)
     assert not approx[0].any()  # the replaced weight was fed: zeros
+
+
+def test_the_rounded_weights_go_to_onnxruntime_in_bfloat16_and_give_the_same_outputs():
+    import onnx_graphsurgeon as gs
+
+    from onnx2ttnn.lowering.weight_gain import _compact, _run_both
+
+    model = _three_weights()
+    w = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "mm_w"))
+    rounded = block_round(w)["bfp8"]
+    compact = _compact(rounded)  # a block float's 7 significant bits fit bfloat16's 8: half the bytes, exact
+    assert compact.dtype.name == "bfloat16" and np.array_equal(compact.astype(np.float32), rounded)
+    assert _compact(np.full((2, 16), 2.0 ** -140, np.float32)).dtype == np.float32  # subnormal: not in bfloat16
+    _, as_float = _run_both(gs.import_onnx(model), {"mm_w": rounded}, {})
+    _, as_bfloat16 = _run_both(gs.import_onnx(model), {"mm_w": compact}, {})  # a second session, a Cast each
+    np.testing.assert_array_equal(as_bfloat16[0], as_float[0])
