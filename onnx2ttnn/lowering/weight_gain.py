@@ -23,7 +23,8 @@ a plain MLP with Relus measures a = 1.16 and still fits).  When L breaks it, the
 model's budget by it (weight_dtype.model_error_budget): the weights it then takes add at most B / a to sum(r^2),
 which loses about a * (B / a) / 2 = B / 2, as promised.  The gain is a property of the model on these inputs,
 measured once per conversion: two onnxruntime runs and one rounding of each candidate weight on the host.  A
-graph onnxruntime cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why.
+graph onnxruntime cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why;
+so does one whose candidates all round exactly (sum(r_i^2) = 0: both runs would be one), without running.
 """
 from __future__ import annotations
 
@@ -81,6 +82,8 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
     if not rounded:
         return WeightGain(why="no weight within its share")
     spent = sum(r2 for _, r2 in rounded.values())
+    if spent == 0.0:  # each one exact in its block float: the rounded run would be the exact run, loss 0
+        return WeightGain(weights=len(rounded), why="the weights it would round are exact in their block floats")
     try:
         exact, approx = _run_both(graph, {name: v for name, (v, _) in rounded.items()}, index_rows or {})
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: the estimate stands as it was
