@@ -18,6 +18,7 @@ import numpy as np
 BFP_FACE = 16  # block floats share one exponent per 16 values along the last dim (docs/design.md §3.2)
 BLOCK_FLOAT_BITS = {"bfp8": 7, "bfp4": 3}  # bits of each value's magnitude, hidden bit included
 AUTO_ORDER = ("bfp4", "bfp8")  # the formats --weights auto tries, smallest first (weight_dtype.auto_block_float)
+CHUNK = 1 << 16  # values block_round rounds at a time (1 << 16 float32: 256 KiB, within a core's L2)
 _SCALABLE = -104  # group exponents from here up: 2**(23 - E) and 2**(E + 1 - W) are normal float32 factors
 
 
@@ -38,9 +39,28 @@ def block_round(x: np.ndarray, fmts=AUTO_ORDER) -> dict[str, np.ndarray]:
     """`x` rounded to each of `fmts` (bfp_round), the group exponents and aligned mantissas computed once.
     Exact as bfp_round's definition: the scalings by powers of two are multiplications by normal float32 powers
     of two (np.ldexp where a group's exponent is below _SCALABLE), flooring and rounding act on integers below
-    2**24."""
+    2**24.  A large x is rounded CHUNK values at a time (rows are independent), so that the temporaries stay in
+    the processor's cache; each result is laid out as x is."""
     x = np.asarray(x, dtype=np.float32)
     flat = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
+    rows, width = flat.shape
+    if rows * width <= CHUNK or width % BFP_FACE:
+        return _block_round(x, flat, fmts)
+    out = {fmt: np.empty_like(flat) for fmt in fmts}
+    if flat.flags.f_contiguous:  # a transposed view: pieces of whole groups of columns, each contiguous
+        step = max(BFP_FACE, CHUNK // rows // BFP_FACE * BFP_FACE)
+        pieces = [np.s_[:, start:start + step] for start in range(0, width, step)]
+    else:
+        step = max(1, CHUNK // width)
+        pieces = [np.s_[start:start + step] for start in range(0, rows, step)]
+    for piece in pieces:
+        for fmt, rounded in _block_round(flat[piece], flat[piece], fmts).items():
+            out[fmt][piece] = rounded
+    return {fmt: rounded.reshape(x.shape) for fmt, rounded in out.items()}
+
+
+def _block_round(x: np.ndarray, flat: np.ndarray, fmts) -> dict[str, np.ndarray]:
+    """block_round of `x` (`flat`: x as [rows, last dim]) in one piece."""
     width = flat.shape[-1]
     pad = (-width) % BFP_FACE
     groups = (np.pad(flat, ((0, 0), (0, pad))) if pad else flat).reshape(flat.shape[0], -1, BFP_FACE)
@@ -65,14 +85,15 @@ def block_round(x: np.ndarray, fmts=AUTO_ORDER) -> dict[str, np.ndarray]:
 
 def _group_max(magnitude: np.ndarray) -> np.ndarray:
     """max over the last axis (16 lanes) as [rows, groups, 1]: lane against lane, eight whole-array maxima and
-    three on the halves (the same values as magnitude.max(-1), a quarter of its time)."""
+    then halving (the same values as magnitude.max(-1), a quarter of its time); each lane's buffer laid out as
+    the lanes are (a prepared conv weight or a transposed Gemm weight is a transposed view)."""
     half = BFP_FACE // 2
-    lanes = np.empty((half,) + magnitude.shape[:-1], magnitude.dtype)
-    for j in range(half):
-        np.maximum(magnitude[..., j], magnitude[..., j + half], out=lanes[j])
+    lanes = [np.maximum(magnitude[..., j], magnitude[..., j + half],
+                        out=np.empty_like(magnitude[..., j])) for j in range(half)]
     while len(lanes) > 1:
         half = len(lanes) // 2
-        np.maximum(lanes[:half], lanes[half:], out=lanes[:half])
+        for j in range(half):
+            np.maximum(lanes[j], lanes[j + half], out=lanes[j])
         lanes = lanes[:half]
     return lanes[0][..., None]
 

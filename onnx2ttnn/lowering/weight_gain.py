@@ -110,7 +110,7 @@ def _candidates(graph: gs.Graph, exempt):
 def _compact(rounded: np.ndarray) -> np.ndarray:
     """A rounded weight in bfloat16 (ml_dtypes) when that holds it exactly, half its float32 bytes: a block float
     keeps at most 7 significant bits, so all but values subnormal in float32 fit; else in float32."""
-    bits = np.ascontiguousarray(rounded, np.float32).view(np.uint32)
+    bits = np.asarray(rounded, np.float32).view(np.uint32)  # (in its layout: a transposed view stays one)
     if np.any(bits & np.uint32(0xFFFF)):
         return bits.view(np.float32)
     return (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
