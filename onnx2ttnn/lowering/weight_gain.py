@@ -39,6 +39,9 @@ from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
 from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 
 HANDED_BYTES = 4096  # constants from this size go to onnxruntime as arrays, not serialized (_run_both)
+# candidate weights of this many bytes or more are rounded into bfloat16 (_compact), at the price of a second
+# onnxruntime session (~0.1 s for ppocr_rec's 860 nodes: more than its 4 MB saved are worth)
+COMPACT_BYTES = 64 << 20
 CAST_BFLOAT16 = 13  # the opset from which Cast takes bfloat16 (_run_both casts the rounded weights)
 SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_main.py random_inputs)
 
@@ -70,14 +73,17 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
     share = budget / max(1, count_weight_layers(graph))
     rounding = RoundingErrors() if rounding is None else rounding
     rounded = {}
-    for tensor, upload in _candidates(graph, exempt):
+    candidates = list(_candidates(graph, exempt))
+    compact = sum(_nbytes(tensor) for tensor, _ in candidates) >= COMPACT_BYTES
+    for tensor, upload in candidates:
         values = np.asarray(tensor.values, np.float32)
         uploaded = upload.to(values)
         errors, moved = rounding_errors(uploaded)
         rounding.put(uploaded, errors)
         fmt = auto_block_float(errors, share)
         if fmt is not None:
-            rounded[tensor.name] = (_compact(upload.back(moved[fmt], values.shape)), errors[fmt] ** 2)
+            back = upload.back(moved[fmt], values.shape)
+            rounded[tensor.name] = (_compact(back) if compact else back, errors[fmt] ** 2)
         del moved
     if not rounded:
         return WeightGain(why="no weight within its share")
@@ -105,6 +111,10 @@ def _candidates(graph: gs.Graph, exempt):
             continue
         seen.add(weight.name)
         yield weight, weight_upload(node)
+
+
+def _nbytes(tensor: gs.Constant) -> int:
+    return int(np.prod(tensor.shape, dtype=np.int64)) * np.dtype(tensor.dtype).itemsize
 
 
 def _compact(rounded: np.ndarray) -> np.ndarray:
