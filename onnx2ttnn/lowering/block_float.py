@@ -3,10 +3,11 @@ into a weight, computed once per weight and conversion (RoundingErrors).
 
 `--weights auto` judges each weight by these errors twice in a conversion: measure-weight-gain (before fusion)
 and lower-to-ttnn (after it) ask about the same arrays in the same upload orientation
-(weight_dtype.uploaded_weight), and rounding is most of both passes' host time (BERT-base: 4.2 of its 7.9 s).
-So both formats are rounded in one go (they share the group exponents and aligned mantissas, half the work),
-the group maxima are taken lane by lane (numpy's reduce over an axis of 16 costs 4x that), and a conversion's
-RoundingErrors answers the second question about an array from the first.
+(weight_dtype.weight_upload), and rounding was most of both passes' host time (a profile of BERT-base on main
+6f632b0: 4.2 of its 7.9 s).  So both formats are rounded in one go (they share the group exponents and aligned
+mantissas), in cache-sized pieces, the group maxima taken lane by lane (numpy's reduce over an axis of 16 takes
+about 4x as long), and a conversion's RoundingErrors answers the second question about an array from the first
+(docs/design.md §6.37).
 """
 from __future__ import annotations
 
