@@ -78,6 +78,35 @@ def test_an_ill_conditioned_output_where_onnxruntime_is_itself_off_is_an_ort_gap
     assert not closer_than_onnxruntime(exact, np.array([8.115, 0.6]), want, 1e-3, 1e-3)  # onnxruntime exact at 0.5
 
 
+def test_an_infinite_instance_norm_scale_follows_the_spec_not_onnxruntimes_nans():
+    """Fuzz seed 59 case 954: an InstanceNormalization whose scale holds +inf.  The spec's `scale * normalized +
+    B` is +-inf wherever the normalized value is not 0 (onnx's reference evaluator, the program); onnxruntime's
+    rearranged arithmetic gives NaN at some of them.  That is an ort-gap, while a program that gives NaN where
+    the float64 value is inf, or the wrong infinity, stays a mismatch."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime
+    from tests.fuzz.oracle import run_case
+
+    scale = numpy_helper.from_array(np.array([np.inf, 0.5], np.float32), "scale")
+    bias = numpy_helper.from_array(np.array([0.25, -0.5], np.float32), "bias")
+    node = helper.make_node("InstanceNormalization", ["x", "scale", "bias"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6])],
+                              initializer=[scale, bias])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[[1, 2, 3, 4, 5, 6], [0, 1, 0, 1, 0, 1]]], np.float32)
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind in ("verified", "ort-gap"), outcome
+    exact = np.array([np.inf, -np.inf, 0.25, 1.0])
+    assert closer_than_onnxruntime(exact, exact, np.array([np.nan, -np.inf, 0.25, 1.0]), 1e-3, 1e-3)
+    assert not closer_than_onnxruntime(exact, np.array([np.nan, -np.inf, 0.25, 1.0]),
+                                       np.array([np.inf, np.nan, 0.25, 1.0]), 1e-3, 1e-3)  # program NaN at inf
+    assert not closer_than_onnxruntime(exact, np.array([-np.inf, -np.inf, 0.25, 1.0]),
+                                       np.array([np.nan, -np.inf, 0.25, 1.0]), 1e-3, 1e-3)  # wrong infinity
+
+
 def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
     """onnxruntime's MeanVarianceNormalization is NaN over a constant slice (the spec's function adds 1e-9 to the
     deviation: 0, as the program computes); a Hardmax after it turns the NaNs into other numbers, which the old
@@ -105,3 +134,42 @@ def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
         outcome = run_case(model, np.random.default_rng(0), known={"x": x})
         assert outcome.kind == "ort-gap" and "spec's function" in outcome.detail, (opset, outcome)
         assert _mvn_gap(model, {"x": x}, {"y": run[1]}) and not _mvn_gap(model, {"x": x}, {"y": 1 - run[1]})
+
+
+def test_an_lrn_over_a_rank_3_input_is_an_ort_gap():
+    """Fuzz seed 71 case 312: the spec defines LRN for (N x C x D1 x ... x Dn); onnxruntime's CPU kernel runs
+    4-D inputs only ("X_shape.NumDimensions() == 4 was false"), so there is nothing to compare with."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from tests.fuzz.oracle import run_case
+
+    node = helper.make_node("LRN", ["x"], ["y"], size=3)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    outcome = run_case(model, np.random.default_rng(0))
+    assert outcome.kind == "ort-gap" and "NumDimensions() == 4" in outcome.detail, outcome
+
+
+def test_a_qdq_model_is_judged_against_onnxruntimes_basic_level_as_verify_does():
+    """Fuzz seed 83 case 185: Q -> DQ -> Reshape with int8 codes.  At its default level onnxruntime propagates
+    the pair across the Reshape, makes a QuantizeLinear of its own with an int8 output beside a uint8 zero point
+    and refuses the valid model; at verify's basic level it runs it, and the program matches."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.fuzz.oracle import run_case
+
+    inits = [numpy_helper.from_array(np.array(0.01, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.int8), "z"),
+             numpy_helper.from_array(np.array([1, 8], np.int64), "shape")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+             helper.make_node("Reshape", ["d", "shape"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8]),
+                               helper.make_tensor_value_info("d", TensorProto.FLOAT, [4, 2])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    outcome = run_case(model, np.random.default_rng([83, 185]))
+    assert outcome.kind == "verified", outcome

@@ -103,12 +103,20 @@ def _affine_param(ctx: LoweringContext, tensor: gs.Tensor, norm_shape, width: in
     """A scale/bias broadcast to the normalised dims, as the [1, width] vector ttnn's norms take."""
     value = ctx.constant(tensor)
     if value is not None:
+        if not _broadcasts_to(np.shape(value), tuple(norm_shape)):  # onnxruntime refuses it at run time
+            raise ConversionError(f"node {ctx.source!r}: {what} {tensor.name!r} of shape {list(np.shape(value))} "
+                                  f"does not broadcast to the normalised dims {list(norm_shape)}")
         flat = np.broadcast_to(value, tuple(norm_shape)).reshape(1, width)
         return ctx.float_param(flat, tensor.name, key=(tensor.name, "norm", width))
     if int(np.prod(tensor.shape, dtype=np.int64)) != width:
         raise ConversionError(f"node {ctx.source!r}: a runtime {what} must hold one value per normalised "
                               f"element ({width}), got shape {tuple(tensor.shape)}")
     return _reshape(ctx, ctx.value(tensor), (1, width), tensor.name + "_row")
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether `shape` broadcasts to `target` without growing it (numpy's rule, one way)."""
+    return len(shape) <= len(target) and all(d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
 
 
 def _last_dim_norm(ctx: LoweringContext, node: gs.Node, ttnn_op: str, axis: int, bias: Optional[gs.Tensor]):

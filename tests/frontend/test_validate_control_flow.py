@@ -28,3 +28,43 @@ def test_a_malformed_loop_body_is_refused_naming_the_node(damage, words):
     with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): ") as info:
         onnx2ttnn.convert(model)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("old,new,words", [
+    ("scan_input_directions = [1]", "scan_input_directions = [1, 0]",
+     "scan_input_directions has 2 entries; it needs one per scan input (1)"),
+    ("scan_output_directions = [1]", "scan_output_directions = [2]",
+     "scan_output_directions [2]: each direction must be 0 (forward) or 1 (reverse)"),
+])
+def test_a_scan_whose_direction_or_axis_lists_do_not_fit_is_refused(old, new, words):
+    """Found by the fuzzer (seed 59 case 1246): a Scan with two scan_input_directions for one scan input converted;
+    onnxruntime refuses it ("Number of entries in 'scan_input_directions' was 2 but expected 1")."""
+    from tests.frontend.test_control_flow import SCAN
+
+    model = parse_model(SCAN.replace(old, new))
+    model.graph.node[-1].name = "the_scan"
+    with pytest.raises(ConversionError, match=r"node 'the_scan' \(Scan\): ") as info:
+        onnx2ttnn.convert(model)
+    assert words in str(info.value)
+
+
+def test_a_loop_passing_a_value_of_another_shape_than_its_body_takes_is_refused():
+    """Fuzz seed 79 case 1008: a Loop passed a [2, 3] value to a body declaring [2, 4] (ONNX inference does not
+    compare them); onnxruntime fails in the body, the converter removed the unused Loop and converted the rest."""
+    model = parse_model("""
+    g (float[2,3] x) => (float[2,3] z) {
+        m = Constant <value = int64 {2}> ()
+        t = Constant <value = bool {1}> ()
+        k = Constant <value = float[2,4] {1, 2, 3, 4, 5, 6, 7, 8}> ()
+        y = Loop (m, t, x) <body = body (int64 i, bool c, float[2,4] v) => (bool c2, float[2,4] w) {
+            c2 = Identity (c)
+            s = Add (v, k)
+            w = Tanh (s)
+        }>
+        z = Relu (x)
+    }
+    """)
+    model.graph.node[3].name = "the_loop"
+    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): it passes 'x' of shape \[2, 3\] where "
+                                              r"its body takes 'v' of shape \[2, 4\]"):
+        onnx2ttnn.convert(model)

@@ -274,6 +274,8 @@ def test_unknown_gelu_and_resize_modes_and_a_non_1_d_split_are_refused():
     ("Concat", "<axis = 1099511627776>", "x, x", "float[2, 3]", {},
      "axis 1099511627776 is out of range for inputs of rank 2"),
     ("Mod", "<fmod = 2>", "x, x", "float[2, 3]", {}, "fmod is 2; it must be 0 or 1"),
+    # seed 59 case 1816
+    ("LpNormalization", "<p = 3>", "x", "float[2, 3]", {}, "p 3: LpNormalization's order must be 1 or 2"),
 ])
 def test_what_seed_47_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
     """Found by the fuzzer (seed 47, cases 174, 180, 558, 562, 908, 920, 1250; seed 53 cases 314, 466, 1324, 1480):
@@ -304,6 +306,7 @@ def test_batch_norm_parameters_of_another_shape_than_the_channels_are_refused(op
     ("Einsum", '<equation = "ij,ij->ij">', "x, w", "float[2, 3]", {"w": np.ones((1, 3), np.float32)}),
     ("Einsum", '<equation = "ii->i">', "x", "float[3, 3]", {}),
     ("LRN", "<size = 3, alpha = 0.5, beta = 0.6, bias = 0.0>", "x", "float[1, 4, 2, 2]", {}),
+    ("LpNormalization", "<p = 1>", "x", "float[2, 3]", {}),
 ])
 def test_their_valid_neighbours_pass_validation(op, attrs, inputs, x, consts):
     """A label of size 1 broadcasts across operands (onnxruntime runs these); LRN's bias may be 0."""
@@ -350,3 +353,108 @@ def test_a_quantize_scale_that_fits_no_axis_is_refused():
         "(DequantizeLinear): the scale has shape [5, 2]; it must be a scalar or 1-D (one value per element of axis)")
     import_model(parsed(text.format(attrs="<axis = 2>"), s=np.full(5, 0.1, np.float32)), {})
     import_model(parsed(text.format(attrs=""), s=np.full(1, 0.1, np.float32)), {})
+
+
+# ---- fuzz seed 71 --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    # case 1252: onnx inference leaves the output unshaped; the declared [1] stood for onnxruntime's rank 0
+    ("GatherND", "", "x, i", "float[1]", {"i": np.array([0], np.int64)},
+     "its output 'y' is declared [1], but GatherND gives []"),
+    # case 828: onnxruntime runs an unknown reduction as "none"; the simulator crashed
+    ("ScatterElements", '<axis = 1, reduction = "nearest">', "x, i, u", "float[2, 3]",
+     {"i": np.zeros((2, 1), np.int64), "u": np.ones((2, 1), np.float32)},
+     "reduction 'nearest' is not one of none, add, mul, max, min"),
+    # cases 1428 and 304
+    ("ReverseSequence", "<time_axis = 64>", "x, n", "float[2, 3]", {"n": np.array([1, 1, 1], np.int64)},
+     "time_axis 64 must be 0 or 1"),
+    ("ReverseSequence", "<time_axis = 1, batch_axis = 1>", "x, n", "float[2, 3]", {"n": np.array([1, 1], np.int64)},
+     "time_axis and batch_axis are both 1; they must differ"),
+])
+def test_what_seed_71_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 71): each converted; onnxruntime refuses each, or (GatherND, ScatterElements)
+    runs it otherwise than the model says."""
+    model = _one(op, attrs, inputs, x, **consts)
+    if op == "GatherND":
+        model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = 1
+    assert rejected(model).endswith(f"({op}): {reason}")
+
+
+def test_an_integer_convolution_with_group_0_is_refused():
+    """Fuzz seed 71 case 824: a ConvInteger / QLinearConv with group 0 converted (onnxruntime: "Input channels C
+    is not equal to kernel channels * group ... group: 0")."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[1, 1, 4, 4] x) => (int32[1, 1, 3, 3] y) {
+        y = ConvInteger<group = 0>(x, w)
+    }
+    """, w=np.ones((1, 1, 2, 2), np.uint8))
+    assert rejected(model).endswith("(ConvInteger): group 0 must be at least 1")
+
+
+def test_what_seed_73_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 73 cases 508 and 288: a Split with num_outputs 64 and three outputs, an integer convolution whose
+    kernel_shape is not its weight's (onnxruntime: "Number of outputs (3) does not match num_outputs (64)",
+    "kernel_shape is not compatible with W shape"); both converted."""
+    split = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 6] x) => (float[2, 2] a, float[2, 2] b, float[2, 2] c) {
+        a, b, c = Split<axis = 1, num_outputs = 64>(x)
+    }
+    """)
+    assert rejected(split).endswith("(Split): num_outputs 64 but the node has 3 outputs")
+    conv = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[1, 1, 4, 4] x) => (int32[1, 1, 3, 3] y) {
+        y = ConvInteger<kernel_shape = [3, 1]>(x, w)
+    }
+    """, w=np.ones((1, 1, 2, 2), np.uint8))
+    assert "(ConvInteger): kernel_shape [3, 1] contradicts the weight's spatial dims [2, 2]" in rejected(conv)
+
+
+def test_what_seed_79_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 79 cases 720 and 1156: a Gemm-7 whose A [1, 512] meets a [10, 32] B^T (its inference does not
+    check the inner dims; it converted in bf16 and was an internal error in fp32), and a QuantizeLinear with an
+    [8] scale on a rank-1 input and the default axis 1 (onnxruntime: "axis 1 is not in valid range [-1,0]"; it
+    converted as if the axis were 0)."""
+    gemm = parsed("""
+    <ir_version: 8, opset_import: ["" : 7]>
+    g (float[1, 512] x) => (float[1, 10] y) {
+        y = Gemm<transB = 1>(x, w, b)
+    }
+    """, w=np.ones((10, 32), np.float32), b=np.zeros(10, np.float32))
+    assert "(Gemm): A of shape [1, 512] and B of shape [10, 32] (transA 0, transB 1) have inner dims 512 and 32" \
+        in rejected(gemm)
+    quantize = parsed("""
+    <ir_version: 9, opset_import: ["" : 21]>
+    g (float[8] x) => (uint8[8] y) {
+        y = QuantizeLinear(x, s)
+    }
+    """, s=np.full(8, 0.5, np.float32))
+    assert rejected(quantize).endswith("(QuantizeLinear): a per-axis scale (shape [8]) along axis 1, out of range "
+                                       "for an input of rank 1")
+
+# ---- fuzz seed 67 ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    # case 32: onnxruntime "Unexpected axis value (16) rank of first input is 2"
+    ("LayerNormalization", "<axis = 16>", "x, s", "float[2, 3]", {"s": np.ones(3, np.float32)},
+     "axis 16 is out of range for an input of rank 2"),
+    ("LayerNormalization", "<axis = 2>", "x, s", "float[2, 3]", {"s": np.ones(3, np.float32)},
+     "axis 2 is out of range for an input of rank 2"),  # (strict inference refuses a negative one)
+    # case 838: onnxruntime "'indices' shape should have values within bounds of 'data' shape. Invalid value in
+    # indices shape is: 5"
+    ("GatherElements", "<axis = 0>", "x, i", "float[5, 4]", {"i": np.zeros((1, 5), np.int64)},
+     "the indices (shape [1, 5]) are larger than the data (shape [5, 4]) in dim 1, which is not the axis"),
+])
+def test_what_seed_67_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 67 cases 32, 838): strict inference lets each pass, onnxruntime refuses it."""
+    assert rejected(_one(op, attrs, inputs, x, **consts)).endswith(f"({op}): {reason}")
+
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts", [
+    ("LayerNormalization", "<axis = -2>", "x, s", "float[2, 3]", {"s": np.ones((2, 3), np.float32)}),
+    ("GatherElements", "<axis = 1>", "x, i", "float[5, 4]", {"i": np.zeros((2, 7), np.int64)}),  # longer on the axis
+])
+def test_the_neighbours_of_what_seed_67_found_pass_validation(op, attrs, inputs, x, consts):
+    import_model(_one(op, attrs, inputs, x, **consts), {})

@@ -55,6 +55,9 @@ ORT_GAPS = (
     r"^refused: onnxruntime refuses the model: .*Attribute saturate is only used for cast to float 8 types",
     # LSTM, GRU and RNN with layout=1 (batch first, opset 14): onnxruntime's CPU kernels refuse it
     r"^refused: onnxruntime refuses the model: .*Batchwise recurrent operations \(layout == 1\) are not supported",
+    # LRN on an input of rank other than 4: the spec defines it for (N x C x D1 x ... x Dn); onnxruntime's CPU
+    # kernel runs 4-D only (fuzz seed 71 case 312)
+    r"running LRN node.*X_shape\.NumDimensions\(\) == 4 was false",
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60
@@ -174,13 +177,17 @@ def _largest_tensor(model: onnx.ModelProto) -> int:
 
 
 def _reference(model: onnx.ModelProto, feeds: dict) -> tuple[str, Optional[dict]]:
-    """('ok', outputs) | ('refused: why', None) | ('run fails: why', None) from onnxruntime."""
+    """('ok', outputs) | ('refused: why', None) | ('run fails: why', None) from onnxruntime, at verify's level:
+    basic for a model with QDQ nodes (onnx2ttnn/reference.py `reference_level`).  (Fuzz seed 83 cases 185,
+    1289: at the default level onnxruntime's QDQ propagation across a Reshape made a QuantizeLinear of its own,
+    int8 output against a uint8 zero point, and refused the valid model.)"""
     from onnx2ttnn import ort
     from onnx2ttnn.errors import ConversionError
+    from onnx2ttnn.reference import reference_level
 
     names = [o.name for o in model.graph.output]
     try:
-        session = ort.session(model.SerializeToString())
+        session = ort.session(model.SerializeToString(), basic=reference_level(model) == "basic")
     except ConversionError as exc:
         return f"refused: {exc}", None
     try:
@@ -321,8 +328,9 @@ def compare(got, want: np.ndarray) -> str:
     if not np.allclose(g, w, rtol=FP32_RTOL, atol=FP32_ATOL, equal_nan=True):
         with np.errstate(invalid="ignore"):
             diff = np.abs(g - w)
+            agree = (g == w) | (np.isnan(g) & np.isnan(w))
         diff = diff[np.isfinite(diff)]
-        nan_or_inf = int(np.sum(~(np.isfinite(g) == np.isfinite(w))))
+        nan_or_inf = int(np.sum((~np.isfinite(g) | ~np.isfinite(w)) & ~agree))  # NaN against inf counts too
         return (f"{nan_or_inf} non-finite mismatches, max abs diff {diff.max() if diff.size else 0:.4g} "
                 f"(rtol {FP32_RTOL}, atol {FP32_ATOL})")
     return ""

@@ -54,6 +54,18 @@ def test_rms_norm_lowers_to_ttnn_rms_norm():
     assert "rms_norm" in ttnn_ops(CASES["rmsnorm-axis2"], dtype="fp32")
 
 
+@pytest.mark.parametrize("op,opset,axis", [("RMSNormalization", 23, -3), ("LayerNormalization", 17, 1)])
+def test_a_scale_that_does_not_broadcast_to_the_normalised_dims_is_refused(op, opset, axis):
+    """Fuzz seed 59 case 1406: a constant scale of shape [4, 2, 5, 1] for normalised dims [4, 2, 5] (onnxruntime
+    refuses it at run time) was an internal error (numpy's broadcast); now one error naming the node."""
+    from onnx2ttnn.convert import convert
+    from onnx2ttnn.errors import ConversionError
+
+    m = model(op, {"x": [2, 4, 2, 5]}, [f32(4, 2, 5, 1)], {"axis": axis}, opset=opset)
+    with pytest.raises(ConversionError, match=r"does not broadcast to the normalised dims \[4, 2, 5\]"):
+        convert(m)
+
+
 # --- LRN ----------------------------------------------------------------------------------------------------
 
 def _conv_lrn(dtype_opset=13):
