@@ -47,15 +47,20 @@ def quiet():
             onnxruntime.set_default_logger_severity(WARNING)
 
 
-def session(model_bytes: bytes, optimize: bool = True, basic: bool = False):
+def session(model_bytes: bytes, optimize: bool = True, basic: bool = False, initializers: dict = None):
     """A CPU InferenceSession of the serialized model, its log quiet; ConversionError when onnxruntime
     refuses the model (the reason is onnxruntime's).  `optimize=False`: no graph optimization (a session
     only opened to read what its graph resolution inferred); `basic=True`: the basic level only (verify's
-    reference of a QDQ model, reference.py `reference_level`)."""
+    reference of a QDQ model, reference.py `reference_level`); `initializers`: name -> contiguous numpy array
+    of the model's initializers stored as external data, which onnxruntime reads in place (the arrays must
+    outlive the session)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = ERROR
+    if initializers:
+        options.add_external_initializers(list(initializers), [onnxruntime.OrtValue.ortvalue_from_numpy(v)
+                                                                for v in initializers.values()])
     if not optimize:
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     elif basic:

@@ -25,6 +25,7 @@ from onnx2ttnn.errors import ConversionError, NotLowerable
 from onnx2ttnn.ir.dtypes import host_torch_dtype
 from onnx2ttnn.ir.graph import ttnn_node
 from onnx2ttnn.ir.names import Namespace
+from onnx2ttnn.lowering.block_float import RoundingErrors
 from onnx2ttnn.ir.ttnn_ops import Dtype, op_info
 
 
@@ -91,6 +92,7 @@ class LoweringContext:
         self.tail_weights: frozenset[str] = frozenset()  # weights auto keeps bf16 (weight_dtype.tail_weights)
         self.exponential_tail = False  # a sigmoid or exp at the output tail (weight_dtype.exponential_tail)
         self.tp = 1  # Module.tp: chips sharing each layer (tensor parallel; lowering/weight_codes.py declines)
+        self.rounding = RoundingErrors()  # auto's rounding errors of each weight (Module.rounding when measured)
         self.weight_gain = 1.0  # how much the model amplifies weight errors (Module.weight_gain, weight_gain.py)
         self.activations = "bf16"  # Options.activations (passes/choose_activation_formats.py spends what is left)
         self.weight_layers = 0  # how many weights share auto's error budget (weight_dtype.count_weight_layers)

@@ -18,7 +18,7 @@ from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 from onnx2ttnn.lowering import conv_frames
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.pool import window_pads
-from onnx2ttnn.lowering.weight_dtype import weight_dtype
+from onnx2ttnn.lowering.weight_dtype import PREPARED, weight_dtype
 from onnx2ttnn.lowering.registry import register
 
 ACTIVATIONS = {"relu": "RELU", "relu6": "RELU6"}
@@ -113,9 +113,9 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
         return
     out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else int(out.shape[2]), int(out.shape[-1]), int(oc))
     # prepared weights are [KH*KW*IC/groups, OC] on the device: bfloat8_b groups run along the out channels
-    prepared = np.asarray(weight).reshape(int(oc), -1).T
+    prepared = PREPARED.to(np.asarray(weight))
     steps = np.asarray(ctx.dequantized.get(node.inputs[1].name, 1.0))
-    steps = steps.reshape(int(oc), -1).T if steps.ndim == weight.ndim else steps  # per out channel: a row
+    steps = PREPARED.to(steps) if steps.ndim == weight.ndim else steps  # per out channel: a row
     weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared, steps)  # before the upload: it notes why
     inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
     bias = _bias(ctx, node, "Conv", int(oc))

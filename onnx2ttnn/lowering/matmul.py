@@ -8,7 +8,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 from onnx2ttnn.lowering.weight_codes import linear_codes
-from onnx2ttnn.lowering.weight_dtype import weight_dtype
+from onnx2ttnn.lowering.weight_dtype import weight_dtype, weight_upload
 
 
 def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bias=None) -> None:
@@ -118,12 +118,12 @@ def gemm(ctx: LoweringContext, node: gs.Node) -> None:
     bias = ctx.constant(c) if c is not None else None
     if wb is not None and (c is None or bias is not None) and (bias is None or bias.size == out.shape[-1]
                                                                 or bias.size == 1):
-        w = wb.T if node.attrs.get("transB", 0) else wb
+        w = weight_upload(node).to(wb)  # linear's [K, N]
         w = alpha * w if alpha != 1.0 else w  # alpha 1: the model's own weight, not a scaled copy of it
         w = gs.Constant(b.name + ("_t" if node.attrs.get("transB", 0) else ""), np.asarray(w, dtype=np.float32))
         if b.name in ctx.dequantized:  # the transposed or scaled copy of a dequantized weight is one too
             steps = np.asarray(ctx.dequantized[b.name])
-            ctx.dequantized[w.name] = (steps.T if node.attrs.get("transB", 0) else steps) * abs(alpha)
+            ctx.dequantized[w.name] = weight_upload(node).to(steps) * abs(alpha)
         full_bias = None if bias is None else np.broadcast_to(beta * bias.reshape(-1), (out.shape[-1],))
         _matmul(ctx, a, w, out, bias=full_bias)
         return

@@ -35,15 +35,15 @@ weight under auto (or bfp8), which goes up as its integer codes in bfloat8_b, ex
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.lowering.block_float import (AUTO_ORDER, BFP_FACE, BLOCK_FLOAT_BITS, bfp8_round,  # noqa: F401
+                                            bfp_round, relative_error)
 from onnx2ttnn.lowering.context import LoweringContext
 
-BFP_FACE = 16  # block floats share one exponent per 16 values along the last dim (docs/design.md §3.2)
-BLOCK_FLOAT_BITS = {"bfp8": 7, "bfp4": 3}  # bits of each value's magnitude, hidden bit included
 # A dequantized weight goes to the device as bfloat8_b when that moves its values by less than this fraction
 # of their own quantization step (each value's error over its scale, root mean square over the tensor), i.e.
 # when the block-float weight still tells the int8 codes apart on average; else it stays bfloat16.  A
@@ -53,69 +53,41 @@ BFP8_BUDGET = 0.5
 MODEL_ERROR_BUDGET = 0.005
 # ... divided by this for a model with an exponential output tail (exponential_tail; module doc)
 EXPONENTIAL_TAIL_SHARE = 4
-# the ONNX ops whose constant second input is a weight the rules here decide the format of
-WEIGHT_OPS = frozenset({"MatMul", "Gemm", "Linear", "Conv", "ConvAct"})
+
+
+class Upload(NamedTuple):
+    """How a rule uploads an ONNX weight: `to` its values in the device tensor's orientation (block-float groups
+    along its last dim: what the format is judged on), `back` from that orientation to the ONNX shape."""
+
+    to: Callable[[np.ndarray], np.ndarray]
+    back: Callable[[np.ndarray, tuple], np.ndarray]
+
+
+AS_IS = Upload(lambda w: w, lambda u, shape: u.reshape(shape))  # linear's [K, N] is the ONNX [K, N]
+TRANSPOSED = Upload(lambda w: w.T, lambda u, shape: u.T)  # Gemm transB: the ONNX [N, K] goes up as [K, N]
+# conv2d's prepared weights, [KH*KW*IC/groups, OC] (lowering/conv.py; the ONNX [OC, IC/groups, KH, KW] or its
+# 1-D [OC, IC/groups, KW]): block-float groups run along the out channels
+PREPARED = Upload(lambda w: w.reshape(w.shape[0], -1).T, lambda u, shape: u.T.reshape(shape))
+# the ONNX ops whose constant second input is a weight the rules here decide the format of, and how each rule
+# uploads it (weight_upload: Gemm's depends on transB); lowering and the gain measurement both ask here
+WEIGHT_OPS = {"MatMul": AS_IS, "Linear": AS_IS, "Gemm": AS_IS, "Conv": PREPARED, "ConvAct": PREPARED}
 # ONNX ops whose output-tail instances take a float32 logit (lowering/accuracy.py): auto keeps the weight of the
 # node computing that logit in bf16, since a block-float weight's error would reach the output unmixed
 TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
 
 
-def bfp_round(x: np.ndarray, fmt: str) -> np.ndarray:
-    """float values rounded to bfloat8_b ("bfp8") or bfloat4_b ("bfp4") as tt-metal's host packer does (the
-    simulator's sim/_rounding.py bfp_round, in numpy): per group of 16 along the last dim, a shared exponent
-    E = max floor(log2|x|); each value's mantissa aligned to E (bits below dropped), then rounded half-to-even
-    to a W-bit magnitude (W = 7 or 3) saturated at 2**W - 1; value = m * 2**(E+1-W)."""
-    bits = BLOCK_FLOAT_BITS[fmt]
-    x = np.asarray(x, dtype=np.float32)
-    flat = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
-    width = flat.shape[-1]
-    pad = (-width) % BFP_FACE
-    groups = (np.pad(flat, ((0, 0), (0, pad))) if pad else flat).reshape(flat.shape[0], -1, BFP_FACE)
-    magnitude = np.abs(groups)
-    largest = magnitude.max(axis=-1, keepdims=True)
-    _, exp = np.frexp(largest)
-    shared = np.where(largest == 0, 0, exp - 1)  # E = floor(log2 max|x|) (the largest value's); all zeros: 0
-    # float32 throughout: scaling by powers of two and flooring / rounding integers below 2**24 are exact
-    aligned = np.floor(np.ldexp(magnitude, (23 - shared).astype(np.int32)))
-    mag = np.minimum(np.round(np.ldexp(aligned, bits - 24)), np.float32(2 ** bits - 1))
-    out = np.copysign(np.ldexp(mag, (shared + 1 - bits).astype(np.int32)), groups).reshape(flat.shape[0], -1)
-    return out[:, :width].reshape(x.shape).astype(np.float32, copy=False)
+def weight_upload(node: gs.Node) -> Upload:
+    """How the rule of `node` (one of WEIGHT_OPS) uploads its weight, node.inputs[1]."""
+    if node.op == "Gemm" and node.attrs.get("transB", 0):
+        return TRANSPOSED
+    return WEIGHT_OPS[node.op]
 
 
-def bfp8_round(x: np.ndarray) -> np.ndarray:
-    """float values rounded to bfloat8_b."""
-    return bfp_round(x, "bfp8")
-
-
-def relative_error(values: np.ndarray, fmt: str) -> float:
-    """||round(values) - values|| / ||values|| for block-float format `fmt` (0 for an all-zero weight)."""
-    values = np.asarray(values, np.float32)
-    return _error(bfp_round(values, fmt), values, _norm(values))
-
-
-def auto_block_float(uploaded: np.ndarray, share: float) -> tuple[Optional[str], Optional[np.ndarray], dict]:
-    """auto's choice for one weight: the first of bfloat4_b, bfloat8_b whose squared relative rounding error is
-    within `share`, as (format, the weight rounded to it, the relative errors tried by format); (None, None,
-    errors) keeps it bf16.  Lowering (_auto_dtype) and the gain measurement (weight_gain.py) both ask this."""
-    values = np.asarray(uploaded, np.float32)
-    norm = _norm(values)
-    errors = {}
-    for fmt in ("bfp4", "bfp8"):
-        rounded = bfp_round(values, fmt)
-        errors[fmt] = _error(rounded, values, norm)
-        if errors[fmt] ** 2 <= share:
-            return fmt, rounded, errors
-    return None, None, errors
-
-
-def _norm(values: np.ndarray) -> float:
-    return float(np.sqrt(np.sum(np.square(values, dtype=np.float64))))
-
-
-def _error(rounded: np.ndarray, values: np.ndarray, norm: float) -> float:
-    if norm == 0.0:
-        return 0.0
-    return float(np.sqrt(np.sum(np.square(rounded - values, dtype=np.float64)))) / norm
+def auto_block_float(errors: dict[str, float], share: float) -> Optional[str]:
+    """auto's choice for one weight from its relative rounding errors by format (block_float.RoundingErrors):
+    the first of bfloat4_b, bfloat8_b whose squared error is within `share`, or None (it stays bf16).  Lowering
+    (_auto_dtype) and the gain measurement (weight_gain.py) both ask this."""
+    return next((fmt for fmt in AUTO_ORDER if errors[fmt] ** 2 <= share), None)
 
 
 def model_error_budget(exponential: bool, gain: float = 1.0) -> float:
@@ -229,7 +201,8 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
         ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
         return None
     share = model_error_budget(ctx.exponential_tail, ctx.weight_gain) / max(1, ctx.weight_layers)
-    fmt, _, errors = auto_block_float(uploaded, share)
+    errors = ctx.rounding.errors(uploaded)
+    fmt = auto_block_float(errors, share)
     if fmt is not None:
         ctx.note_weight_format(name, fmt, f"relative error {errors[fmt]:.4f}")
         ctx.note_weight_error(name, errors[fmt] ** 2)

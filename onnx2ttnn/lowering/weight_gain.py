@@ -10,8 +10,9 @@ linears and its head pass theirs on at 0.1 to 1 (measured one weight at a time i
 weight's values tells the two apart; the network's Jacobian does.  So the gain is measured:
 
   1. the weights auto would take in a block float, by lowering's own rule (weight_dtype.auto_block_float: each
-     one's r^2 within its share of the budget, in the orientation the rule uploads it: a conv's
-     [KH*KW*IC, OC], a MatMul's [K, N]);
+     one's r^2 within its share of the budget, in the orientation its rule uploads it, weight_dtype.weight_upload:
+     a conv's [KH*KW*IC, OC], a MatMul's [K, N]); each weight's errors are kept for lowering (Module.rounding),
+     which judges the same arrays again (block_float.RoundingErrors: each weight rounded once per conversion);
   2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, token ids below their
      table's rows, other integers ones; frontend/index_inputs.py), with the
      exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
@@ -23,18 +24,27 @@ a plain MLP with Relus measures a = 1.16 and still fits).  When L breaks it, the
 model's budget by it (weight_dtype.model_error_budget): the weights it then takes add at most B / a to sum(r^2),
 which loses about a * (B / a) / 2 = B / 2, as promised.  The gain is a property of the model on these inputs,
 measured once per conversion: two onnxruntime runs and one rounding of each candidate weight on the host.  A
-graph onnxruntime cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why.
+graph onnxruntime cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why;
+so does one whose candidates all round exactly (sum(r_i^2) = 0: both runs would be one), without running.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
+import ml_dtypes
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers
+from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
+from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 from onnx2ttnn.reference import PCC_THRESHOLD, close_excess
 
+HANDED_BYTES = 4096  # constants from this size go to onnxruntime as arrays, not serialized (_run_both)
+# candidate weights of this many bytes or more are rounded into bfloat16 (_compact), at the price of a second
+# onnxruntime session (~0.1 s for ppocr_rec's 860 nodes: more than its 4 MB saved are worth)
+COMPACT_BYTES = 64 << 20
+CAST_BFLOAT16 = 13  # the opset from which Cast takes bfloat16 (_run_both casts the rounded weights)
 SEED = 0  # the inputs' seed: verify's random inputs are seeded 0 too (emit/program_main.py random_inputs)
 
 
@@ -56,20 +66,32 @@ class WeightGain:
         return 2.0 * self.loss / self.spent if self.spent else 1.0
 
 
-def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None) -> WeightGain:
+def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
+            rounding: Optional[RoundingErrors] = None) -> WeightGain:
     """The gain of `graph`'s outputs on the block-float errors of the weights auto would take under `budget`
     (`exempt`: weights auto does not judge by the budget, left exact: dequantized ones, the tail's logit weights;
-    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows)."""
+    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows).  Each
+    candidate's errors go into `rounding`, where lowering finds them."""
     share = budget / max(1, count_weight_layers(graph))
+    rounding = RoundingErrors() if rounding is None else rounding
     rounded = {}
-    for tensor, uploaded_to, back in _candidates(graph, exempt):
+    candidates = list(_candidates(graph, exempt))
+    compact = sum(_nbytes(tensor) for tensor, _ in candidates) >= COMPACT_BYTES
+    for tensor, upload in candidates:
         values = np.asarray(tensor.values, np.float32)
-        fmt, moved, errors = auto_block_float(uploaded_to(values), share)
+        uploaded = upload.to(values)
+        errors, moved = rounding_errors(uploaded)
+        rounding.put(uploaded, errors)
+        fmt = auto_block_float(errors, share)
         if fmt is not None:
-            rounded[tensor.name] = (back(moved, values.shape).astype(values.dtype), errors[fmt] ** 2)
+            back = upload.back(moved[fmt], values.shape)
+            rounded[tensor.name] = (_compact(back) if compact else back, errors[fmt] ** 2)
+        del moved
     if not rounded:
         return WeightGain(why="no weight within its share")
     spent = sum(r2 for _, r2 in rounded.values())
+    if spent == 0.0:  # each one exact in its block float: the rounded run would be the exact run, loss 0
+        return WeightGain(weights=len(rounded), why="the weights it would round are exact in their block floats")
     try:
         exact, approx = _run_both(graph, {name: v for name, (v, _) in rounded.items()}, index_rows or {})
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: the estimate stands as it was
@@ -80,8 +102,8 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None)
 
 
 def _candidates(graph: gs.Graph, exempt):
-    """(constant, its uploaded form from its values, the uploaded form back to the ONNX shape) of each weight
-    weight_dtype judges, once per constant."""
+    """(constant, how its rule uploads it: weight_dtype.weight_upload) of each weight weight_dtype judges, once
+    per constant."""
     seen = set()
     for node in graph.nodes:
         if node.op not in WEIGHT_OPS or len(node.inputs) < 2 or not isinstance(node.inputs[1], gs.Constant):
@@ -90,38 +112,141 @@ def _candidates(graph: gs.Graph, exempt):
         if weight.name in seen or weight.name in exempt or np.asarray(weight.values).dtype.kind != "f":
             continue
         seen.add(weight.name)
-        if node.op in ("Conv", "ConvAct") and weight.values.ndim >= 3:  # prepared [KH*KW*IC, OC]
-            yield weight, lambda w: w.reshape(w.shape[0], -1).T, lambda u, shape: u.T.reshape(shape)
-        elif node.op == "Gemm" and node.attrs.get("transB", 0):  # uploaded transposed: [K, N]
-            yield weight, lambda w: w.T, lambda u, shape: u.T
-        else:
-            yield weight, lambda w: w, lambda u, shape: u.reshape(shape)
+        yield weight, weight_upload(node)
+
+
+def _nbytes(tensor: gs.Constant) -> int:
+    return int(np.prod(tensor.shape, dtype=np.int64)) * np.dtype(tensor.dtype).itemsize
+
+
+def _compact(rounded: np.ndarray) -> np.ndarray:
+    """A rounded weight in bfloat16 (ml_dtypes) when that holds it exactly, half its float32 bytes: a block float
+    keeps at most 7 significant bits, so all but values subnormal in float32 fit; else in float32."""
+    bits = np.asarray(rounded, np.float32).view(np.uint32)  # (in its layout: a transposed view stays one)
+    if np.any(bits & np.uint32(0xFFFF)):
+        return bits.view(np.float32)
+    return (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
 
 
 def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:
-    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in (one
-    session: the replaced weights become graph inputs, fed either way, so the model onnxruntime parses holds
-    only the other weights)."""
+    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in: the
+    replaced weights become graph inputs, fed the graph's own arrays in the first session; in the second, those
+    `replaced` holds in bfloat16 come in as bfloat16 inputs each cast to float32 just before its first reader
+    (_cast_inputs), so the rounded weights take half the memory.  The other constants of HANDED_BYTES or more stay
+    initializers but are handed to onnxruntime as the graph's own arrays (external initializers), so the model
+    it parses holds no weights: no serialized copy, none of its own, each lazy weight read once (into `graph`,
+    where lowering finds it)."""
     from onnx2ttnn import ort
 
     copy = graph.copy()
     feeds = _inputs(copy.inputs, index_rows)
-    tensors = copy.tensors()
-    exact = {}
-    for name in replaced:
-        constant = tensors[name]
-        exact[name] = np.asarray(constant.values)
-        variable = gs.Variable(name, dtype=exact[name].dtype, shape=list(exact[name].shape))
-        for node in list(constant.outputs):
-            for k, tensor in enumerate(node.inputs):
-                if tensor is constant:
-                    node.inputs[k] = variable
-        copy.inputs.append(variable)
+    originals = graph.tensors()
+    exact, handed = {}, {}
+    top = {id(node) for node in copy.nodes}
+    for name, constant in copy.tensors().items():
+        if not isinstance(constant, gs.Constant):
+            continue
+        if name in replaced:
+            exact[name] = np.asarray(originals[name].values)
+            _as_input(copy, constant, exact[name])
+        elif _handed(constant, top):
+            handed[name] = np.ascontiguousarray(originals[name].values)
+            _as_input(copy, constant, handed[name])
     model = gs.export_onnx(copy, do_type_check=False)
+    del copy
+    _external(model.graph, handed)
     names = [o.name for o in model.graph.output]
-    session = ort.session(model.SerializeToString())
-    return ([np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})],
-            [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})])
+    session = ort.session(model.SerializeToString(), initializers=handed)
+    exact = [np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})]
+    compact = {name for name, values in replaced.items() if values.dtype != np.float32}
+    if compact and _opset(model) < CAST_BFLOAT16:
+        replaced = {name: values.astype(np.float32) for name, values in replaced.items()}
+    elif compact:
+        del session
+        renamed = _cast_inputs(model.graph, compact)
+        session = ort.session(model.SerializeToString(), initializers=handed)
+        replaced = {renamed.get(name, name): values for name, values in replaced.items()}
+    return exact, [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})]
+
+
+def _opset(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def _cast_inputs(graph, names: set) -> dict:
+    """The float32 graph inputs `names` made bfloat16 inputs (renamed: name -> new name, returned), each cast back
+    to float32 under its own name just before the first node that reads it (or, for one a subgraph may read,
+    before the first node holding a subgraph)."""
+    from onnx import AttributeProto, TensorProto, helper
+
+    taken = {i.name for i in graph.input} | {o for node in graph.node for o in node.output}
+    renamed = {}
+    for tensor in graph.input:
+        if tensor.name in names:
+            new = tensor.name + "_bf16"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            renamed[tensor.name] = new
+            tensor.name = new
+            tensor.type.tensor_type.elem_type = TensorProto.BFLOAT16
+    nodes, pending = [], dict(renamed)
+
+    def cast(name):
+        nodes.append(helper.make_node("Cast", [pending.pop(name)], [name], to=TensorProto.FLOAT,
+                                      name=renamed[name] + "_cast"))
+
+    for node in graph.node:
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+            for name in list(pending):
+                cast(name)
+        for name in node.input:
+            if name in pending:
+                cast(name)
+        nodes.append(node)
+    for name in list(pending):  # read by no node (a graph output)
+        cast(name)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return renamed
+
+
+def _handed(constant: gs.Constant, top: set) -> bool:
+    """Whether `constant` goes to onnxruntime as a handed array: HANDED_BYTES or more of a numpy type onnxruntime
+    takes, read by top-level nodes only (`top`: their ids; a subgraph's reader keeps it serialized)."""
+    dtype = np.dtype(constant.dtype) if constant.dtype is not None else None
+    if dtype is None or dtype.kind not in "fiub" or dtype.name == "bfloat16":
+        return False
+    if int(np.prod(constant.shape, dtype=np.int64)) * dtype.itemsize < HANDED_BYTES:
+        return False
+    return all(id(node) in top for node in constant.outputs)
+
+
+def _as_input(graph: gs.Graph, constant: gs.Constant, values: np.ndarray) -> None:
+    """`constant` replaced by a graph input of its name, dtype and shape."""
+    variable = gs.Variable(constant.name, dtype=values.dtype, shape=list(values.shape))
+    for node in list(constant.outputs):
+        for k, tensor in enumerate(node.inputs):
+            if tensor is constant:
+                node.inputs[k] = variable
+    graph.inputs.append(variable)
+
+
+def _external(graph, handed: dict) -> None:
+    """The handed arrays' graph inputs made initializers whose data lies outside the model (onnxruntime takes the
+    arrays themselves, ort.session's `initializers`)."""
+    from onnx import TensorProto, helper
+
+    kept = [i for i in graph.input if i.name not in handed]
+    del graph.input[:]
+    graph.input.extend(kept)
+    for name, values in handed.items():
+        tensor = TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(values.dtype),
+                             dims=values.shape, data_location=TensorProto.EXTERNAL)
+        for key, value in (("location", "handed"), ("offset", "0"), ("length", str(values.nbytes))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        graph.initializer.append(tensor)
 
 
 def _inputs(inputs: list, index_rows: dict) -> dict:

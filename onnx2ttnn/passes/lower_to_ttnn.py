@@ -1,6 +1,7 @@
 """lower-to-ttnn: replace every ONNX node by ttnn-domain nodes through the lowering registry (lowering/).
 
-Reads: a fused ONNX graph with static shapes.  Writes: a new graph of ttnn nodes: graph inputs are host
+Reads: a fused ONNX graph with static shapes (and Module.rounding, the weights' rounding errors
+measure-weight-gain computed, which it drops).  Writes: a new graph of ttnn nodes: graph inputs are host
 tensors uploaded by `from_torch`, weights are `from_torch` nodes marked `_param` (loaded once by
 load_parameters), outputs come back through `to_torch` (those a host fallback computed are returned as
 they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or whose rule declines it
@@ -63,6 +64,7 @@ class LowerToTTNN(Pass):
         module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=lowered.inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
+        module.rounding = None  # (no pass after this one judges weights)
         module.dequantized = lctx.dequantized  # with the copies rules made (a Gemm's transposed weight): for emit
         module.notes[self.name] = {"ttnn_nodes": len(lctx.nodes),
                                    "host_fallbacks": dict(sorted(lowered.fallbacks.items())),
@@ -87,6 +89,8 @@ class LowerToTTNN(Pass):
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
         lctx.weight_gain, lctx.tp = module.weight_gain, module.tp
+        if module.rounding is not None:  # measure-weight-gain's rounding errors: each weight rounded once
+            lctx.rounding = module.rounding
         inputs = self._upload_inputs(graph, lctx, bfloat16)
         unsupported = _Unsupported(module.opset, failing=self._statically_missing(graph, module.opset,
                                                                                    use_fallback, opsets))

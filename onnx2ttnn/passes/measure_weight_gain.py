@@ -2,7 +2,8 @@
 
 Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights and dtype, the
 dequantized weights of fold-dequantize, the output tail (lowering/accuracy.py), Module.index_rows (the inputs
-are verify's).  Writes: `Module.weight_gain`,
+are verify's).  Writes: `Module.weight_gain`, and `Module.rounding`: the rounding errors of each weight it
+judged (lowering/block_float.RoundingErrors; lower-to-ttnn asks it instead of rounding them again),
 the divisor lower-to-ttnn applies to --weights auto's error budget (lowering/weight_dtype.model_error_budget):
 1, or the measured amplification when the weights auto would take lose more output PCC, in float32, than the
 budget promised them; and in the pass notes what was measured (or why nothing was).  The graph is not changed.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.lowering.accuracy import output_tail
+from onnx2ttnn.lowering.block_float import RoundingErrors
 from onnx2ttnn.lowering.weight_dtype import exponential_tail, model_error_budget, tail_weights
 from onnx2ttnn.lowering.weight_gain import measure
 from onnx2ttnn.passes.base import Pass, PassContext
@@ -24,13 +26,14 @@ class MeasureWeightGain(Pass):
     name = "measure-weight-gain"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        module.weight_gain = 1.0
+        module.weight_gain, module.rounding = 1.0, None
         if ctx.options.weights != "auto" or ctx.options.dtype != "bf16":
             return
+        module.rounding = RoundingErrors()
         tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them
         exempt = frozenset(module.dequantized) | tail_weights(module.graph, tail)
         found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt,
-                        module.index_rows)
+                        module.index_rows, module.rounding)
         module.weight_gain = found.gain
         module.notes[self.name] = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3),
                                    "loss": found.loss, "error": found.spent,

@@ -3,6 +3,7 @@ its weights' block-float errors, measured with onnxruntime, and --weights auto's
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnx2ttnn.convert import convert
@@ -101,6 +102,23 @@ def test_a_graph_onnxruntime_refuses_keeps_gain_one_and_says_why():
     module = import_proto(model, None, {}, 1)
     found = measure(module.graph, MODEL_ERROR_BUDGET)
     assert found.gain == 1.0 and found.weights == 2 and found.why.startswith("onnxruntime:")
+
+
+def test_weights_that_round_exactly_are_not_run_through_onnxruntime(monkeypatch):
+    # sum(r^2) = 0: the rounded run would be the exact run, so its loss is 0 and the gain 1 without running it
+    from onnx2ttnn import ort
+    from onnx2ttnn.frontend.importer import import_proto
+    from onnx2ttnn.lowering.weight_gain import measure
+
+    rng = np.random.default_rng(3)
+    w = {f"w{i}": rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], (128, 128)) for i in range(3)}  # block floats hold them
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["m0"]), helper.make_node("Relu", ["m0"], ["r0"]),
+             helper.make_node("MatMul", ["r0", "w1"], ["m1"]), helper.make_node("Relu", ["m1"], ["r1"]),
+             helper.make_node("MatMul", ["r1", "w2"], ["y"])]
+    model = _model(nodes, w, [V("x", F, [32, 128])], V("y", F, [32, 128]))
+    monkeypatch.setattr(ort, "session", lambda *a, **k: pytest.fail("onnxruntime opened"))
+    found = measure(import_proto(model, None, {}, 1).graph, MODEL_ERROR_BUDGET)
+    assert (found.gain, found.loss, found.spent, found.weights) == (1.0, 0.0, 0.0, 3) and "exact" in found.why
 
 
 def test_an_output_of_one_element_counts_by_verify_s_closeness():
