@@ -2,7 +2,8 @@
 (int64) and the condition (bool) before the loop-carried values and returns the condition (bool) first; a Scan
 body takes one value per state and scan input and returns one per output, and its direction and axis lists hold
 one entry per scan input or scan output (directions 0 or 1); If's branches return one value per
-output.  (Inference checks counts only partly; the unroller, frontend/control_flow.py, relies on them.)
+output; a Loop's trip count and condition hold one element.  (Inference checks counts only partly; the
+unroller, frontend/control_flow.py, relies on them.)
 
 Before: a Loop whose body returns its condition as a float converts into a wrong unrolled program; after:
 "node 'the_loop' (Loop): its body's condition output 'c2' is float, not bool".
@@ -20,10 +21,15 @@ def validate_control_flow(graph: onnx.GraphProto, opset: int) -> None:
     """The structure of every If, Loop and Scan body, in `graph` and its subgraphs (iteratively)."""
     stack = [graph]
     while stack:
-        for index, node in enumerate(stack.pop().node):
+        current = stack.pop()
+        sizes = None  # the element counts of the graph's values, when a Loop needs them
+        for index, node in enumerate(current.node):
             check = _CONTROL_FLOW.get(node.op_type) if node.domain in ("", "ai.onnx") else None
             bodies = {a.name: a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH}
             reason = check(node, bodies, opset) if check is not None else None
+            if not reason and node.op_type == "Loop" and node.domain in ("", "ai.onnx"):
+                sizes = _element_counts(current) if sizes is None else sizes
+                reason = _loop_scalars(node, sizes)
             if reason:
                 name = node.name or f"{node.op_type}_{index}"
                 raise ConversionError(f"invalid model: node {name!r} ({node.op_type}): {reason}")
@@ -57,6 +63,36 @@ def _check_loop(node, bodies, opset) -> Optional[str]:
         got = _elem_type(info)
         if got and got != want:
             return f"its body's {role} {info.name!r} is {_type_name(got)}, not {_type_name(want)}"
+    return None
+
+
+# (fuzz seed 61 case 1908)
+def _element_counts(graph: onnx.GraphProto) -> dict[str, int]:
+    """The element count of each value of `graph` whose shape is static (initializers, inputs, value_info)."""
+    counts = {}
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        dims = info.type.tensor_type.shape.dim if info.type.HasField("tensor_type") else None
+        if dims is not None and info.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            counts[info.name] = _product(d.dim_value for d in dims)
+    counts.update({t.name: _product(t.dims) for t in graph.initializer})
+    return counts
+
+
+def _product(dims) -> int:
+    count = 1
+    for d in dims:
+        count *= int(d)
+    return count
+
+
+def _loop_scalars(node, sizes: dict[str, int]) -> Optional[str]:
+    """Loop's M and cond, when given, hold one element (onnxruntime: "'Loop' input 'M' should be a scalar
+    tensor. Got shape of {2}", likewise for cond; a [1] or [1, 1] M runs).  The unroll plan refuses such an M,
+    but a Loop no output reads was dropped before it, and the model converted."""
+    for index, what in ((0, "trip count M"), (1, "condition cond")):
+        name = node.input[index] if len(node.input) > index else ""
+        if name and sizes.get(name, 1) != 1:
+            return f"its {what} {name!r} has {sizes[name]} elements; it must be a scalar (one element)"
     return None
 
 
