@@ -161,3 +161,19 @@ def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
         outcome = run_case(model, np.random.default_rng(0), known={"x": x})
         assert outcome.kind == "ort-gap" and "spec's function" in outcome.detail, (opset, outcome)
         assert _mvn_gap(model, {"x": x}, {"y": run[1]}) and not _mvn_gap(model, {"x": x}, {"y": 1 - run[1]})
+
+
+def test_an_lrn_over_a_rank_3_input_is_an_ort_gap():
+    """Fuzz seed 71 case 312: the spec defines LRN for (N x C x D1 x ... x Dn); onnxruntime's CPU kernel runs
+    4-D inputs only ("X_shape.NumDimensions() == 4 was false"), so there is nothing to compare with."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from tests.fuzz.oracle import run_case
+
+    node = helper.make_node("LRN", ["x"], ["y"], size=3)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    outcome = run_case(model, np.random.default_rng(0))
+    assert outcome.kind == "ort-gap" and "NumDimensions() == 4" in outcome.detail, outcome

@@ -142,6 +142,19 @@ def integer_input(tensor, name, low, high):
 '''.strip("\n")
 
 
+# emitted when an integer input is read only as Gather indices: ONNX's range checked, negative ones wrapped
+INDEX_INPUT = '''
+def index_input(tensor, name, rows):
+    """`tensor` of row indices into tables of `rows` rows, as ONNX Gather reads them: each in [-rows, rows - 1]
+    (else an InputError, as onnxruntime refuses it), negative ones counted from the end (index + rows)."""
+    values = tensor.numpy()
+    if values.size and (int(values.min()) < -rows or int(values.max()) >= rows):
+        outside = next(int(v) for v in values.reshape(-1) if not -rows <= int(v) < rows)
+        raise InputError(f"input {name!a} holds {outside}, outside [{-rows}, {rows - 1}], the rows it indexes")
+    return torch.where(tensor < 0, tensor + rows, tensor)
+'''.strip("\n")
+
+
 def _sharing(module) -> str:
     """How the chips of a mesh share the work, for the program's header."""
     if module.tp == 1:

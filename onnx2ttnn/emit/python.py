@@ -150,6 +150,8 @@ class PythonEmitter:
             if node.attrs.get("_int_range"):  # an integer input whose values may not fit the device dtype
                 low, high = node.attrs["_int_range"]
                 first = f"integer_input({first}, {ascii(node.attrs['_input'])}, {low}, {high})"
+            elif node.attrs.get("_index_rows"):  # Gather indices: checked, negative ones counted from the end
+                first = f"index_input({first}, {ascii(node.attrs['_input'])}, {node.attrs['_index_rows']})"
             tensors, args = [], [first]
         if info.variadic_input:
             args.append("[" + ", ".join(self.name(t) for t in tensors) + "]")
@@ -262,7 +264,8 @@ class PythonEmitter:
         program_template.config_definitions(w, self.program_configs, program_template.PROGRAM_CONFIGS)
         for block, wanted in ((DEQUANTIZED_WEIGHT, self.compact),
                               (program_template.REGION_HELPERS, self.region_files),
-                              (program_template.INTEGER_INPUT, any(n.attrs.get("_int_range") for n in body_nodes))):
+                              (program_template.INTEGER_INPUT, any(n.attrs.get("_int_range") for n in body_nodes)),
+                              (program_template.INDEX_INPUT, any(n.attrs.get("_index_rows") for n in body_nodes))):
             if wanted:
                 w.lines(block)
                 w.line()

@@ -22,14 +22,17 @@ def validate_control_flow(graph: onnx.GraphProto, opset: int) -> None:
     stack = [graph]
     while stack:
         current = stack.pop()
-        sizes = None  # the element counts of the graph's values, when a Loop needs them
+        shapes = None  # the declared shapes of `current`'s values, made at its first Loop or Scan
         for index, node in enumerate(current.node):
             check = _CONTROL_FLOW.get(node.op_type) if node.domain in ("", "ai.onnx") else None
             bodies = {a.name: a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH}
             reason = check(node, bodies, opset) if check is not None else None
+            if not reason and node.op_type in _CARRIED and "body" in bodies:
+                shapes = _declared_shapes(current) if shapes is None else shapes
+                reason = _carried_shapes(node, bodies["body"], shapes, opset)
             if not reason and node.op_type == "Loop" and node.domain in ("", "ai.onnx"):
-                sizes = _element_counts(current) if sizes is None else sizes
-                reason = _loop_scalars(node, sizes)
+                shapes = _declared_shapes(current) if shapes is None else shapes
+                reason = _loop_scalars(node, shapes)
             if reason:
                 name = node.name or f"{node.op_type}_{index}"
                 raise ConversionError(f"invalid model: node {name!r} ({node.op_type}): {reason}")
@@ -63,36 +66,6 @@ def _check_loop(node, bodies, opset) -> Optional[str]:
         got = _elem_type(info)
         if got and got != want:
             return f"its body's {role} {info.name!r} is {_type_name(got)}, not {_type_name(want)}"
-    return None
-
-
-# (fuzz seed 61 case 1908)
-def _element_counts(graph: onnx.GraphProto) -> dict[str, int]:
-    """The element count of each value of `graph` whose shape is static (initializers, inputs, value_info)."""
-    counts = {}
-    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
-        dims = info.type.tensor_type.shape.dim if info.type.HasField("tensor_type") else None
-        if dims is not None and info.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
-            counts[info.name] = _product(d.dim_value for d in dims)
-    counts.update({t.name: _product(t.dims) for t in graph.initializer})
-    return counts
-
-
-def _product(dims) -> int:
-    count = 1
-    for d in dims:
-        count *= int(d)
-    return count
-
-
-def _loop_scalars(node, sizes: dict[str, int]) -> Optional[str]:
-    """Loop's M and cond, when given, hold one element (onnxruntime: "'Loop' input 'M' should be a scalar
-    tensor. Got shape of {2}", likewise for cond; a [1] or [1, 1] M runs).  The unroll plan refuses such an M,
-    but a Loop no output reads was dropped before it, and the model converted."""
-    for index, what in ((0, "trip count M"), (1, "condition cond")):
-        name = node.input[index] if len(node.input) > index else ""
-        if name and sizes.get(name, 1) != 1:
-            return f"its {what} {name!r} has {sizes[name]} elements; it must be a scalar (one element)"
     return None
 
 
@@ -134,4 +107,58 @@ def _check_if(node, bodies, opset) -> Optional[str]:
     return None
 
 
+def _declared_shapes(graph: onnx.GraphProto) -> dict[str, tuple]:
+    """{value name: shape (-1 for an unknown dim)} of the values `graph` declares a shape for."""
+    shapes = {}
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape"):
+            shapes[info.name] = _dims(info)
+    shapes.update((t.name, tuple(t.dims)) for t in graph.initializer)
+    return shapes
+
+
+def _dims(info: onnx.ValueInfoProto) -> tuple:
+    return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in info.type.tensor_type.shape.dim)
+
+
+def _carried_shapes(node, body: onnx.GraphProto, shapes: dict, opset: int) -> Optional[str]:
+    """The initial loop-carried values (Loop) or states (Scan) have the shapes the body declares for them, where
+    both are known: fuzz seed 79 case 1008, a Loop passing a [5, 5, 8, 3] value to a body taking [5, 5, 8, 8],
+    converted (the Loop's result unused, so removed) where onnxruntime fails in the body."""
+    if node.op_type == "Loop":
+        pairs = zip(node.input[2:], body.input[2:])
+    else:
+        first = 1 if opset < 9 else 0
+        count = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        pairs = zip(node.input[first:len(node.input) - count], body.input)
+    for name, info in pairs:
+        given = shapes.get(name)
+        if not name or given is None or not info.type.tensor_type.HasField("shape"):
+            continue
+        if node.op_type == "Scan" and opset < 9:
+            given = given[1:]  # Scan-8's states carry the batch axis first; its body sees one entry
+        declared = _dims(info)
+        if len(declared) != len(given) or any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, given)):
+            return (f"it passes {name!r} of shape {list(given)} where its body takes {info.name!r} of shape "
+                    f"{list(declared)}")
+    return None
+
+
+# (fuzz seed 61 case 1908)
+def _loop_scalars(node, shapes: dict) -> Optional[str]:
+    """Loop's M and cond, when given, hold one element (onnxruntime: "'Loop' input 'M' should be a scalar
+    tensor. Got shape of {2}", likewise for cond; a [1] or [1, 1] M runs).  The unroll plan refuses such an M,
+    but a Loop no output reads was dropped before it, and the model converted."""
+    for index, what in ((0, "trip count M"), (1, "condition cond")):
+        name = node.input[index] if len(node.input) > index else ""
+        shape = shapes.get(name) if name else None
+        count = 1
+        for d in shape or ():
+            count *= d
+        if shape is not None and all(d >= 0 for d in shape) and count != 1:
+            return f"its {what} {name!r} has {count} elements; it must be a scalar (one element)"
+    return None
+
+
+_CARRIED = ("Loop", "Scan")
 _CONTROL_FLOW: dict[str, Callable] = {"Loop": _check_loop, "Scan": _check_scan, "If": _check_if}

@@ -48,6 +48,9 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
         return f"axis {axis} is out of range for an input of rank {len(data)}"
     if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
         return None
+    if not -len(data) <= axis < len(data):  # (seed 79 case 1156: the default axis 1, a rank-1 input, an [8] scale)
+        return (f"a per-axis scale (shape {list(scale)}) along axis {axis}, out of range for an input of rank "
+                f"{len(data)}")
     if len(scale) > 1 and not attrs.get("block_size", 0):  # (seed 47 case 1092: a [5, 3, 2] scale)
         return f"the scale has shape {list(scale)}; it must be a scalar or 1-D (one value per element of axis)"
     if len(scale) == 1 and -len(data) <= axis < len(data) and data[axis] >= 0 and scale[0] != data[axis]:

@@ -49,6 +49,30 @@ def _check_conv(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_integer_conv_groups(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """ConvInteger, QLinearConv: kernel_shape is the weight's spatial dims (onnxruntime: "kernel_shape is not
+    compatible with W shape"; fuzz seed 73 case 288), group >= 1 divides the weight's output channels and the
+    input has `weight[1] * group` channels (onnxruntime: "Input channels C is not equal to kernel channels *
+    group. C: 1 kernel channels: 1 group: 0"; fuzz seed 71 case 824, group 0, converted)."""
+    weight = graph.shape(node_input(node, _CONVS[node.op_type]))
+    data = graph.shape(node_input(node, 0))
+    group = int(attrs.get("group", 1))
+    if group < 1:
+        return f"group {group} must be at least 1"
+    if weight is None or len(weight) < 3 or any(d < 0 for d in weight):
+        return None
+    kernel = attrs.get("kernel_shape")
+    if kernel is not None and list(kernel) != list(weight[2:]):
+        return (f"kernel_shape {list(kernel)} contradicts the weight's spatial dims {list(weight[2:])} "
+                f"(W shape {list(weight)})")
+    if weight[0] % group:
+        return f"group {group} does not divide the weight's {weight[0]} output channels (W shape {list(weight)})"
+    if data is not None and len(data) == len(weight) and data[1] >= 0 and data[1] != weight[1] * group:
+        return (f"the input has {data[1]} channels but the weight (shape {list(weight)}, group {group}) "
+                f"takes {weight[1] * group}")
+    return None
+
+
 # ---- windows: Conv, ConvTranspose and the pools -------------------------------------------------------------
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -187,8 +211,10 @@ CHECKS: dict[str, Callable] = {
     "ConvTranspose": _check_conv,
     # fuzz seed 99 of the new recipes: a kernel wider than the input was an internal error (onnxruntime "Invalid
     # input shape"); QLinearConv's weight scale: seed 53 case 1040
-    "ConvInteger": _check_window_attrs,
+    "ConvInteger": lambda graph, node, attrs: (_check_window_attrs(graph, node, attrs)
+                                               or _check_integer_conv_groups(graph, node, attrs)),
     "QLinearConv": lambda graph, node, attrs: (_check_window_attrs(graph, node, attrs)
+                                               or _check_integer_conv_groups(graph, node, attrs)
                                                or check_qlinear_conv_weight(graph, node, attrs)),
     "MaxPool": _check_pool,
     "AveragePool": _check_pool,

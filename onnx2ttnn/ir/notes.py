@@ -70,6 +70,10 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("int_range", tuple[int, int], "(low, high) of the device's integer dtype, on the upload of an integer "
          "graph input whose values may lie outside it (int64 into int32): the program checks them at upload time "
          "(an error, never a wrap)", (DECOMPOSE,), ("emit",), ops=("from_torch",)),
+    Note("index_rows", int, "the rows of the tables an integer graph input's upload indexes, when embeddings' "
+         "indices are its only readers: the program checks its values lie in [-rows, rows - 1] (ONNX Gather's "
+         "range) and wraps negative ones to index + rows on the host before the uint32 upload",
+         (DECOMPOSE,), ("emit",), ops=("from_torch",)),
     Note("float_dest", bool, "a conv asked for a float32 result at the output tail (lowering/accuracy.py): its "
          "compute config accumulates in a float32 dest, which conv2d needs for a float32-accurate result; a "
          "linear on a QDQ weight's integer codes (lowering/weight_codes.py): HiFi4 and a float32 dest",

@@ -59,8 +59,8 @@ def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, 
     y = ctx.op("linear", inputs, y_shape, name=out_name + "_codes")
     producer = ctx.nodes[-1]
     producer.attrs["_float_dest"] = True  # choose-kernel-configs: HiFi4 and a float32 dest (sums of products)
-    if isinstance(scale, float):
-        return ctx.op("multiply", [y], y_shape, name=out_name, input_tensor_b=scale)
+    if isinstance(scale, float):  # a unit scale (QLinearMatMul's centred codes) needs no multiply
+        return y if scale == 1.0 else ctx.op("multiply", [y], y_shape, name=out_name, input_tensor_b=scale)
     row = ctx.float_param(scale.reshape(1, -1), name + "_scale", key=(name, "scale"))
     return ctx.op("multiply", [y, row], y_shape, name=out_name)
 

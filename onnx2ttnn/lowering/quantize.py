@@ -154,8 +154,8 @@ def _operand(ctx: LoweringContext, t: gs.Tensor, q: QParams, x_shape, form, key:
     value = ctx.constant(t)
     if value is not None:
         value = np.asarray(value, dtype=np.float32)
-        if q.per_tensor:
-            return float(value.reshape(-1)[0])
+        if q.per_tensor or value.size == 1:  # one value broadcasts as a number (a per-tensor zero point
+            return float(value.reshape(-1)[0])  # beside a per-channel multiplier)
         if form is not None:  # per channel of an NHWC tensor
             return ctx.param(value.reshape(1, 1, 1, -1), t.name, key=(t.name, key, "nhwc"))
         if q.block:
@@ -188,11 +188,14 @@ def _has_zero(ctx: LoweringContext, q: QParams) -> bool:
     return value is None or bool(np.any(value != 0))
 
 
-def quantize_value(ctx: LoweringContext, x: gs.Tensor, q: QParams, out: gs.Tensor) -> None:
-    """out = clamp(round(x / scale) + zero_point, qmin, qmax), bound in x's form."""
+def quantize_value(ctx: LoweringContext, x: gs.Tensor, q: QParams, out: gs.Tensor, *, multiply: bool = False) -> None:
+    """out = clamp(round(x / scale) + zero_point, qmin, qmax), bound in x's form; `multiply`: x * scale, the
+    scale being a requantization multiplier (an integer accumulator times x_scale * w_scale / y_scale)."""
     shape = tuple(int(d) for d in x.shape)
     var, form = _form_for(ctx, x, q)
-    scaled = _binary(ctx, "divide", var, _operand(ctx, q.scale, q, shape, form, "scale"), out.name + "_scaled")
+    scaled = _binary(ctx, "multiply" if multiply else "divide", var,
+                     _operand(ctx, q.scale, q, shape, form, "multiplier" if multiply else "scale"),
+                     out.name + "_scaled")
     y = ctx.op("round", [scaled], scaled.shape, name=out.name + "_rounded")
     if _has_zero(ctx, q):
         y = _binary(ctx, "add", y, _operand(ctx, q.zero, q, shape, form, "zero"), out.name + "_shifted")

@@ -6,9 +6,19 @@ dequantized (lowering/quantize.py: a constant one folded into a float weight the
 the float MatMul or Conv rule, the result quantized (QLinear*) or left as its exact integer value (the *Integer
 ops: int32 sums of products of integers below 2^8).  com.microsoft's QLinearAdd, QLinearMul and MatMulNBits
 reuse these helpers (lowering/quantize_contrib.py).
+
+QLinearMatMul and QLinearConv in a float32 program, with constant scales, compute what onnxruntime's kernels
+compute instead (docs/design.md §6.36): the int32 accumulator sum((x - x_zero) * (w - w_zero)) (+ the int32
+bias) as the float MatMul / Conv of the centred codes, exact while every partial sum stays below 2^24 in
+magnitude, then `clamp(round_half_even(acc * m) + y_zero)` with onnxruntime's one float32 multiplier
+m = x_scale * w_scale / y_scale (per output channel with per-channel w_scale), so that ties round as its do.
+A bfloat16 program keeps the dequantize chain: bfloat16 holds the accumulator to 8 significant bits and the
+multiplier to 8, so neither form gives onnxruntime's codes (§6.36: 2.6-10 % of the codes off on random
+models, either way); runtime scales keep it too.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -31,9 +41,11 @@ def _unit_scale(zero: Optional[gs.Tensor], name: str) -> gs.Constant:
 
 
 def dequantized_operand(ctx: LoweringContext, node: gs.Node, x: gs.Tensor, scale: gs.Tensor,
-                         zero: Optional[gs.Tensor], what: str, *, axis: Optional[int] = None) -> gs.Tensor:
+                         zero: Optional[gs.Tensor], what: str, *, axis: Optional[int] = None,
+                         centred: bool = False) -> gs.Tensor:
     """x dequantized: a float constant for a constant x (a weight, marked for a bfloat8_b upload), else a
-    float tensor computed on the device."""
+    float tensor computed on the device; `centred`: x - zero_point only (integers, exact in float), the scale
+    checked but left for the requantization multiplier."""
     x_type = type_name(x)
     if x_type not in ("int8", "uint8"):
         raise bad(ctx, f"{what} {x.name!r} has type {x_type}; int8 or uint8 is needed")
@@ -42,12 +54,16 @@ def dequantized_operand(ctx: LoweringContext, node: gs.Node, x: gs.Tensor, scale
     shape = tuple(int(d) for d in x.shape)
     q = qparams(ctx, node, shape, scale, zero, np.dtype(x_type), axis_allowed=axis is not None,
                 block_allowed=False, axis=axis)
+    if centred:
+        scale = _unit_scale(zero, f"{x.name}_unit_scale")
+        q = qparams(ctx, node, shape, scale, zero, np.dtype(x_type), axis_allowed=axis is not None,
+                    block_allowed=False, axis=axis)
     value, scales = ctx.constant(x), ctx.constant(scale)
     zeros = ctx.constant(zero) if zero is not None else None
     if value is not None and scales is not None and (zero is None or zeros is not None):
-        name = f"{x.name}_dequantized"
+        name = f"{x.name}_{'centred' if centred else 'dequantized'}"
         scales = np.asarray(scales, dtype=np.float32)
-        ctx.dequantized.setdefault(name, broadcast_param(scales, q, shape))
+        ctx.dequantized.setdefault(name, np.float32(1.0) if centred else broadcast_param(scales, q, shape))
         return gs.Constant(name, dequantize_array(np.asarray(value), q, scales, zeros))
     out = float_tensor(f"{x.name}_{ctx.source}_dequantized", shape)
     dequantize_value(ctx, x, q, out)
@@ -61,6 +77,30 @@ def requantize(ctx: LoweringContext, node: gs.Node, y: gs.Tensor, scale: gs.Tens
     q = qparams(ctx, node, y.shape, scale, zero, np.dtype(zero_type or "uint8"), axis_allowed=False,
                 block_allowed=False)
     quantize_value(ctx, y, q, out)
+
+
+def requant_multiplier(ctx: LoweringContext, x_scale: gs.Tensor, w_scale: gs.Tensor,
+                       y_scale: gs.Tensor) -> Optional[np.ndarray]:
+    """onnxruntime's requantization multiplier x_scale * w_scale / y_scale, each step rounded to float32 as
+    its kernels compute it (one per element of w_scale), when the three scales are constants; else None."""
+    values = [ctx.constant(t) for t in (x_scale, w_scale, y_scale)]
+    if ctx.dtype != "fp32" or any(v is None for v in values):
+        return None
+    xs, ws, ys = (np.asarray(v, dtype=np.float32).reshape(-1) for v in values)
+    return np.asarray((xs[0] * ws) / ys[0], dtype=np.float32)
+
+
+def requantize_accumulator(ctx: LoweringContext, node: gs.Node, acc: gs.Tensor, multiplier: np.ndarray, axis: int,
+                           y_scale: gs.Tensor, zero: Optional[gs.Tensor], out: gs.Tensor) -> None:
+    """out = clamp(round_half_even(acc * multiplier) + zero, qmin, qmax): the requantization onnxruntime applies
+    to the int32 accumulator of QLinearMatMul / QLinearConv, the multiplier per tensor or per `axis` of acc."""
+    zero_type = zero_point_type(ctx, zero, ("int8", "uint8"), "int8 or uint8 is needed")
+    q = qparams(ctx, node, acc.shape, y_scale, zero, np.dtype(zero_type or "uint8"), axis_allowed=False,
+                block_allowed=False)
+    per_tensor = multiplier.size == 1
+    factor = gs.Constant(f"{out.name}_multiplier", multiplier.reshape(()) if per_tensor else multiplier)
+    q = replace(q, scale=factor, axis=None if per_tensor else axis % len(acc.shape))
+    quantize_value(ctx, acc, q, out, multiply=True)
 
 
 def helper_node(op: str, attrs: dict, inputs: list, outputs: list) -> gs.Node:
@@ -85,11 +125,16 @@ def qlinear_matmul(ctx: LoweringContext, node: gs.Node) -> None:
     21: float16 / bfloat16 scales."""
     a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = node.inputs[:8]
     out = node.outputs[0]
-    fa = dequantized_operand(ctx, node, a, a_scale, a_zero, "input a")
-    fb = dequantized_operand(ctx, node, b, b_scale, b_zero, "input b", axis=len(b.shape) - 1)
-    product = float_tensor(f"{out.name}_float", out.shape)
+    multiplier = requant_multiplier(ctx, a_scale, b_scale, y_scale)
+    exact = multiplier is not None
+    fa = dequantized_operand(ctx, node, a, a_scale, a_zero, "input a", centred=exact)
+    fb = dequantized_operand(ctx, node, b, b_scale, b_zero, "input b", axis=len(b.shape) - 1, centred=exact)
+    product = float_tensor(f"{out.name}_{'accumulator' if exact else 'float'}", out.shape)
     run_float_rule(ctx, "MatMul", 13, helper_node("MatMul", {}, [fa, fb], [product]))
-    requantize(ctx, node, product, y_scale, y_zero, out)
+    if exact:
+        requantize_accumulator(ctx, node, product, multiplier, -1, y_scale, y_zero, out)
+    else:
+        requantize(ctx, node, product, y_scale, y_zero, out)
 
 
 @register("QLinearConv", versions=(10,), ttnn=("subtract", "multiply", "conv2d", "divide", "round", "add", "clip"),
@@ -103,19 +148,28 @@ def qlinear_conv(ctx: LoweringContext, node: gs.Node) -> None:
     out = node.outputs[0]
     if ctx.constant(w) is None:
         raise bad(ctx, f"weight {w.name!r} must be a constant")
-    fx = dequantized_operand(ctx, node, x, x_scale, x_zero, "input x")
-    fw = dequantized_operand(ctx, node, w, w_scale, w_zero, "weight w", axis=0)
+    multiplier = requant_multiplier(ctx, x_scale, w_scale, y_scale)
+    exact = multiplier is not None
+    fx = dequantized_operand(ctx, node, x, x_scale, x_zero, "input x", centred=exact)
+    fw = dequantized_operand(ctx, node, w, w_scale, w_zero, "weight w", axis=0, centred=exact)
     inputs = [fx, fw]
     if bias is not None:
         b = ctx.require_constant(bias, "QLinearConv bias")
         if type_name(bias) != "int32":
             raise bad(ctx, f"bias {bias.name!r} has type {type_name(bias)}; int32 is needed")
-        xs = np.asarray(ctx.require_constant(x_scale, "x_scale"), dtype=np.float32).reshape(-1)[0]
-        ws = np.asarray(ctx.require_constant(w_scale, "w_scale"), dtype=np.float32).reshape(-1)
-        inputs.append(gs.Constant(f"{bias.name}_dequantized", (b.astype(np.float32) * (xs * ws)).astype(np.float32)))
-    result = float_tensor(f"{out.name}_float", out.shape)
+        if exact:  # added to the integer accumulator, as onnxruntime adds it before the multiplier
+            inputs.append(gs.Constant(f"{bias.name}_integer", b.astype(np.float32)))
+        else:
+            xs = np.asarray(ctx.require_constant(x_scale, "x_scale"), dtype=np.float32).reshape(-1)[0]
+            ws = np.asarray(ctx.require_constant(w_scale, "w_scale"), dtype=np.float32).reshape(-1)
+            inputs.append(gs.Constant(f"{bias.name}_dequantized",
+                                      (b.astype(np.float32) * (xs * ws)).astype(np.float32)))
+    result = float_tensor(f"{out.name}_{'accumulator' if exact else 'float'}", out.shape)
     run_float_rule(ctx, "Conv", 11, helper_node("Conv", node.attrs, inputs, [result]))
-    requantize(ctx, node, result, y_scale, y_zero, out)
+    if exact:
+        requantize_accumulator(ctx, node, result, multiplier, 1, y_scale, y_zero, out)
+    else:
+        requantize(ctx, node, result, y_scale, y_zero, out)
 
 
 @register("MatMulInteger", versions=(10,), ttnn=("subtract", "linear", "matmul"),

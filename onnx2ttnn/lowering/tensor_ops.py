@@ -7,6 +7,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.frontend.index_inputs import PASS_THROUGH
 from onnx2ttnn.ir.ttnn_ops import Dtype, Page, op_info
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.registry import register
@@ -156,7 +157,7 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     table, idx = ctx.constant(data), ctx.constant(indices)
     if table is not None and idx is None and axis % table.ndim == 0 and table.ndim == 2:
         ids = ctx.value(indices)
-        if ids.dtype.kind == "f" or not _device_uint32(ids):
+        if ids.dtype.kind == "f" or not _device_uint32(ids) or not _read_only_as_indices(indices):
             ids = _wrap_negative(ctx, indices, table.shape[0], out.name)  # not uint32 on the device yet
         fmt = embedding_dtype(ctx, data.name, table)
         weight = ctx.float_param(table, data.name, key=(data.name, "embedding"), dtype=fmt)
@@ -248,6 +249,27 @@ def _device_uint32(ids: gs.Variable) -> bool:
         views_only = views_only and info.view
         var = producer.inputs[0]
     return False
+
+
+def _read_only_as_indices(indices: gs.Tensor) -> bool:
+    """Whether the values behind `indices` (through casts and reshapes, up to a graph input) are read only as
+    Gather indices: their upload may then be uint32 (the program wraps negative ones on the host,
+    decompose-layouts `_index_rows`); another reader (an Add, an Equal) must see them signed, as given, so the
+    indices are wrapped on the device instead."""
+    source = indices
+    while source.inputs and source.inputs[0].op in PASS_THROUGH and source.inputs[0].inputs:
+        source = source.inputs[0].inputs[0]
+    pending = [source]
+    while pending:
+        value = pending.pop()
+        for consumer in value.outputs:
+            if consumer.op in PASS_THROUGH and consumer.inputs[0] is value:
+                pending.extend(consumer.outputs)
+            elif consumer.op in ("Shape", "Size"):  # reads the shape, not the values
+                continue
+            elif consumer.op != "Gather" or consumer.inputs[1] is not value or consumer.inputs[0] is value:
+                return False
+    return True
 
 
 def _wrap_negative(ctx, indices: gs.Tensor, size: int, name: str) -> gs.Variable:

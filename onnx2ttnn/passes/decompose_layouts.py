@@ -8,7 +8,9 @@ their output layouts (and the torch dtype a host fallback's result is cast to be
 of a comparison (`comparison`) whose output dtype differs from its input's (ttnn returns the mask in input a's
 dtype unless told, e.g. UINT32 for an integer input); `_int_range` on the upload of an integer graph input
 whose dtype can hold values its device dtype cannot (int64 into int32): the program checks them at upload
-time rather than let them wrap.
+time rather than let them wrap; `_index_rows` instead on such an upload read only as the indices of
+embeddings into tables of one row count: the program checks them against the rows (ONNX Gather's
+[-rows, rows - 1]) and counts negative ones from the end on the host, before the uint32 upload.
 Typecasts that change nothing are dropped.  A download (to_torch) of a TILE tensor whose padding at least
 doubles its bytes, by more than a call costs, reads a ROW_MAJOR conversion of it instead (compact_download).
 Before: `p = max_pool2d(x)  # row_major; y = relu(p)`; after: `p_tile = to_layout(p, TILE); y = relu(p_tile)`.
@@ -112,6 +114,24 @@ def _int_range(host_dtype, device_dtype: str):
     return None if low <= info.min and info.max <= high else (low, high)
 
 
+def _index_rows(tensor: gs.Tensor) -> int | None:
+    """The rows of the tables an uploaded tensor indexes when every reader, directly or through ops that pass
+    its values unchanged (views, to_layout), is an embedding's indices input and the tables share one row
+    count (else None: a reader that computes with the values must see them as given)."""
+    rows: set[int] = set()
+    pending = [tensor]
+    while pending:
+        value = pending.pop()
+        for consumer in value.outputs:
+            if consumer.op == "embedding" and consumer.inputs[0] is value and value not in consumer.inputs[1:]:
+                rows.add(int(consumer.inputs[1].shape[0]))
+            elif (op_info(consumer.op).view or consumer.op == "to_layout") and consumer.inputs[0] is value:
+                pending.append(consumer.outputs[0])
+            else:
+                return None
+    return rows.pop() if len(rows) == 1 else None
+
+
 def _set_conversion_arguments(node: gs.Node) -> None:
     """The dtype / layout / device arguments the op's entry names (`layout_arguments`), from the layout the
     call must produce; a comparison's `dtype` when its mask's dtype is not its input's."""
@@ -130,7 +150,10 @@ def _set_conversion_arguments(node: gs.Node) -> None:
         node.attrs["_torch_dtype"] = UPLOAD_TORCH_DTYPE[out.dtype]
     if node.op == "from_torch" and node.attrs.get("_input"):
         wanted = _int_range(node.inputs[0].dtype, out.dtype)
-        if wanted is not None:
+        rows = _index_rows(node.outputs[0]) if wanted is not None and out.dtype == "u32" else None
+        if rows is not None:
+            node.attrs["_index_rows"] = rows
+        elif wanted is not None:
             node.attrs["_int_range"] = wanted
     if "layout" in info.layout_arguments and out.on_device:
         node.attrs["layout"] = PAGE_REF[out.page]

@@ -165,3 +165,22 @@ def test_main_traceback_with_the_debug_variable(gather_program, capsys, monkeypa
     monkeypatch.setenv("ONNX2TTNN_DEBUG", "1")
     with runtime.install(), pytest.raises(RuntimeError, match="planted"):
         program.main([])
+
+
+def test_negative_gather_indices_read_rows_from_the_end_as_onnxruntime_does(tmp_path, gather_program, capsys):
+    """The program refused them ("outside [0, 4294967295]"): the uint32 upload cannot hold them."""
+    program, idx = gather_program
+    np.savez(tmp_path / "in.npz", **{idx: np.array([-1, 0, -4])})
+    code, out, _ = _main(program, ["--check", "--inputs", str(tmp_path / "in.npz"),
+                                   "--outputs", str(tmp_path / "out.npz")], capsys)
+    assert code == 0 and "'y': PCC 1.000000 ok" in out
+    with np.load(tmp_path / "out.npz") as saved:
+        np.testing.assert_array_equal(saved["y"], np.arange(32, dtype=np.float32).reshape(4, 8)[[3, 0, 0]])
+
+
+def test_a_gather_index_outside_the_rows_is_one_error_line(tmp_path, gather_program, capsys):
+    program, idx = gather_program
+    for bad in (-5, 4):
+        np.savez(tmp_path / "in.npz", **{idx: np.array([0, bad, 1])})
+        assert _error(program, ["--inputs", str(tmp_path / "in.npz")], capsys) == (
+            f"error: input 'idx\\x1b[2J' holds {bad}, outside [-4, 3], the rows it indexes")

@@ -48,6 +48,28 @@ def test_a_scan_whose_direction_or_axis_lists_do_not_fit_is_refused(old, new, wo
     assert words in str(info.value)
 
 
+def test_a_loop_passing_a_value_of_another_shape_than_its_body_takes_is_refused():
+    """Fuzz seed 79 case 1008: a Loop passed a [2, 3] value to a body declaring [2, 4] (ONNX inference does not
+    compare them); onnxruntime fails in the body, the converter removed the unused Loop and converted the rest."""
+    model = parse_model("""
+    g (float[2,3] x) => (float[2,3] z) {
+        m = Constant <value = int64 {2}> ()
+        t = Constant <value = bool {1}> ()
+        k = Constant <value = float[2,4] {1, 2, 3, 4, 5, 6, 7, 8}> ()
+        y = Loop (m, t, x) <body = body (int64 i, bool c, float[2,4] v) => (bool c2, float[2,4] w) {
+            c2 = Identity (c)
+            s = Add (v, k)
+            w = Tanh (s)
+        }>
+        z = Relu (x)
+    }
+    """)
+    model.graph.node[3].name = "the_loop"
+    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): it passes 'x' of shape \[2, 3\] where "
+                                              r"its body takes 'v' of shape \[2, 4\]"):
+        onnx2ttnn.convert(model)
+
+
 DEAD_LOOP = """
 g (float[2,3] x) => (float[2,3] y) {
     m = Constant <value = M> ()

@@ -355,6 +355,86 @@ def test_a_quantize_scale_that_fits_no_axis_is_refused():
     import_model(parsed(text.format(attrs=""), s=np.full(1, 0.1, np.float32)), {})
 
 
+# ---- fuzz seed 71 --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    # case 1252: onnx inference leaves the output unshaped; the declared [1] stood for onnxruntime's rank 0
+    ("GatherND", "", "x, i", "float[1]", {"i": np.array([0], np.int64)},
+     "its output 'y' is declared [1], but GatherND gives []"),
+    # case 828: onnxruntime runs an unknown reduction as "none"; the simulator crashed
+    ("ScatterElements", '<axis = 1, reduction = "nearest">', "x, i, u", "float[2, 3]",
+     {"i": np.zeros((2, 1), np.int64), "u": np.ones((2, 1), np.float32)},
+     "reduction 'nearest' is not one of none, add, mul, max, min"),
+    # cases 1428 and 304
+    ("ReverseSequence", "<time_axis = 64>", "x, n", "float[2, 3]", {"n": np.array([1, 1, 1], np.int64)},
+     "time_axis 64 must be 0 or 1"),
+    ("ReverseSequence", "<time_axis = 1, batch_axis = 1>", "x, n", "float[2, 3]", {"n": np.array([1, 1], np.int64)},
+     "time_axis and batch_axis are both 1; they must differ"),
+])
+def test_what_seed_71_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 71): each converted; onnxruntime refuses each, or (GatherND, ScatterElements)
+    runs it otherwise than the model says."""
+    model = _one(op, attrs, inputs, x, **consts)
+    if op == "GatherND":
+        model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = 1
+    assert rejected(model).endswith(f"({op}): {reason}")
+
+
+def test_an_integer_convolution_with_group_0_is_refused():
+    """Fuzz seed 71 case 824: a ConvInteger / QLinearConv with group 0 converted (onnxruntime: "Input channels C
+    is not equal to kernel channels * group ... group: 0")."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[1, 1, 4, 4] x) => (int32[1, 1, 3, 3] y) {
+        y = ConvInteger<group = 0>(x, w)
+    }
+    """, w=np.ones((1, 1, 2, 2), np.uint8))
+    assert rejected(model).endswith("(ConvInteger): group 0 must be at least 1")
+
+
+def test_what_seed_73_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 73 cases 508 and 288: a Split with num_outputs 64 and three outputs, an integer convolution whose
+    kernel_shape is not its weight's (onnxruntime: "Number of outputs (3) does not match num_outputs (64)",
+    "kernel_shape is not compatible with W shape"); both converted."""
+    split = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2, 6] x) => (float[2, 2] a, float[2, 2] b, float[2, 2] c) {
+        a, b, c = Split<axis = 1, num_outputs = 64>(x)
+    }
+    """)
+    assert rejected(split).endswith("(Split): num_outputs 64 but the node has 3 outputs")
+    conv = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (uint8[1, 1, 4, 4] x) => (int32[1, 1, 3, 3] y) {
+        y = ConvInteger<kernel_shape = [3, 1]>(x, w)
+    }
+    """, w=np.ones((1, 1, 2, 2), np.uint8))
+    assert "(ConvInteger): kernel_shape [3, 1] contradicts the weight's spatial dims [2, 2]" in rejected(conv)
+
+
+def test_what_seed_79_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 79 cases 720 and 1156: a Gemm-7 whose A [1, 512] meets a [10, 32] B^T (its inference does not
+    check the inner dims; it converted in bf16 and was an internal error in fp32), and a QuantizeLinear with an
+    [8] scale on a rank-1 input and the default axis 1 (onnxruntime: "axis 1 is not in valid range [-1,0]"; it
+    converted as if the axis were 0)."""
+    gemm = parsed("""
+    <ir_version: 8, opset_import: ["" : 7]>
+    g (float[1, 512] x) => (float[1, 10] y) {
+        y = Gemm<transB = 1>(x, w, b)
+    }
+    """, w=np.ones((10, 32), np.float32), b=np.zeros(10, np.float32))
+    assert "(Gemm): A of shape [1, 512] and B of shape [10, 32] (transA 0, transB 1) have inner dims 512 and 32" \
+        in rejected(gemm)
+    quantize = parsed("""
+    <ir_version: 9, opset_import: ["" : 21]>
+    g (float[8] x) => (uint8[8] y) {
+        y = QuantizeLinear(x, s)
+    }
+    """, s=np.full(8, 0.5, np.float32))
+    assert rejected(quantize).endswith("(QuantizeLinear): a per-axis scale (shape [8]) along axis 1, out of range "
+                                       "for an input of rank 1")
+
+
 # ---- fuzz seed 61 ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [

@@ -55,6 +55,9 @@ ORT_GAPS = (
     r"^refused: onnxruntime refuses the model: .*Attribute saturate is only used for cast to float 8 types",
     # LSTM, GRU and RNN with layout=1 (batch first, opset 14): onnxruntime's CPU kernels refuse it
     r"^refused: onnxruntime refuses the model: .*Batchwise recurrent operations \(layout == 1\) are not supported",
+    # LRN on an input of rank other than 4: the spec defines it for (N x C x D1 x ... x Dn); onnxruntime's CPU
+    # kernel runs 4-D only (fuzz seed 71 case 312)
+    r"running LRN node.*X_shape\.NumDimensions\(\) == 4 was false",
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60

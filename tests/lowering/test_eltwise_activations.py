@@ -127,3 +127,16 @@ def test_elu_negative_inputs_only(tmp_path):
 def test_celu_and_selu_keep_positive_inputs(tmp_path):
     feeds = {"x": np.abs(rng.standard_normal(50)).astype(np.float32)}
     check(model("Celu", feeds, attrs={"alpha": 3.0}), feeds, tmp_path)
+
+
+def test_celu_with_alpha_0_runs_on_the_host_as_onnxruntime_computes_it():
+    """Fuzz seed 71 case 680: Celu alpha 0 crashed the simulator (torch's celu refuses it).  The rule declines
+    it; the host fallback's formula gives onnxruntime's values: 0 below zero, NaN from zero on (x / 0)."""
+    from onnx2ttnn.convert import convert
+    from onnx2ttnn.verify import verify
+
+    feeds = {"x": np.array([-2.0, -0.1, 0.0, 0.1, 3.0], np.float32)}
+    m = model("Celu", feeds, attrs={"alpha": 0.0})
+    assert "ttnn.celu" not in convert(m, dtype="fp32").source
+    report = verify(m, inputs=feeds, dtype="fp32")
+    assert report.passed, report.text()

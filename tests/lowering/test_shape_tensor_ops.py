@@ -143,6 +143,26 @@ def test_gather_wraps_negative_runtime_indices_in_int32():
     assert report.passed, report.text()
 
 
+def test_negative_indices_another_op_reads_too_are_wrapped_on_the_device():
+    """An index input a Gather and an Add read: its upload stays int32 for the Add (a uint32 one refused every
+    negative value), and the Gather of a constant table wraps it on the device."""
+    nodes = [helper.make_node("Gather", ["table", "idx"], ["y"], axis=0), helper.make_node("Add", ["idx", "one"], ["z"])]
+    table = rng.standard_normal((4, 8)).astype(np.float32)
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("idx", TensorProto.INT64, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 8]),
+                               helper.make_tensor_value_info("z", TensorProto.INT64, [3])],
+                              [numpy_helper.from_array(table, "table"),
+                               numpy_helper.from_array(np.array(1, np.int64), "one")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = {"idx": np.array([-1, 0, -4], np.int64)}
+    outputs, leaks, source = run(model, inputs)
+    assert leaks == [] and "index_input(" not in source and "ttnn.where(" in source
+    np.testing.assert_allclose(outputs["y"].numpy(), table[[3, 0, 0]], rtol=1e-6)
+    np.testing.assert_array_equal(outputs["z"].numpy(), [0, 1, -3])
+    report = verify(model, inputs=inputs, dtype="bf16")
+    assert report.passed, report.text()
+
+
 def test_gather_typecasts_indices_computed_as_floats_to_uint32():
     """Integer indices a float op computed (Where over a Sub of int64 targets) live on the device as floats:
     Gather wraps them and typecasts them to the uint32 ttnn.embedding needs (runtime and constant tables)."""

@@ -68,3 +68,29 @@ def test_small_download_keeps_its_tiles():
     """[1, 16, 1, 1]: 32 KiB of tiles, less than one more call's launch and dispatch is worth at the download rate."""
     read = _download_input(convert(pooled_model(16)))
     assert layout_of(read).page == "tile" and read.inputs[0].op != "to_layout"
+
+
+def _gather_model(extra_reader: bool):
+    """y = data[idx] (4 rows), idx an int64 graph input; `extra_reader`: idx + 1 is an output too."""
+    nodes = [helper.make_node("Gather", ["data", "idx"], ["y"], axis=0)]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 8])]
+    if extra_reader:
+        nodes.append(helper.make_node("Add", ["idx", "one"], ["next"]))
+        outputs.append(helper.make_tensor_value_info("next", TensorProto.INT64, [3]))
+    graph = helper.make_graph(nodes, "gather", [helper.make_tensor_value_info("idx", TensorProto.INT64, [3])], outputs,
+                              [numpy_helper.from_array(np.arange(32, dtype=np.float32).reshape(4, 8), "data"),
+                               numpy_helper.from_array(np.array(1, np.int64), "one")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_upload_read_only_as_gather_indices_is_checked_and_wrapped_against_the_rows():
+    upload = next(n for n in convert(_gather_model(False)).module.graph.nodes if n.attrs.get("_input") == "idx")
+    assert layout_of(upload.outputs[0]).dtype == "u32"
+    assert upload.attrs["_index_rows"] == 4 and "_int_range" not in upload.attrs
+
+
+def test_an_upload_other_ops_read_keeps_its_values_and_the_integer_range_check():
+    """(The Gather wraps such indices on the device: tests/lowering/test_shape_tensor_ops.py.)"""
+    (upload,) = (n for n in convert(_gather_model(True)).module.graph.nodes if n.attrs.get("_input") == "idx")
+    assert layout_of(upload.outputs[0]).dtype == "i32" and "_index_rows" not in upload.attrs
+    assert upload.attrs["_int_range"] == (-2**31, 2**31 - 1)

@@ -25,3 +25,21 @@ def test_integer_program_runs_on_real_ttnn(ttnn_mock, case, dtype, tmp_path):
     assert report["ttnn_calls_in_forward"] > 0
     leaked = [b for b in report["buffers"] if b["kind"] == "allocated_in_forward"]
     assert leaked == []
+
+
+def test_negative_gather_indices_run_on_real_ttnn(ttnn_mock, tmp_path):
+    """Gather indices given as an int64 input, negative ones among them: the program wraps them on the host
+    (index_input) before the uint32 upload, and real ttnn takes the upload and the embedding."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    table = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "table")
+    model = im._model([helper.make_node("Gather", ["table", "idx"], ["y"], axis=0)], [("idx", im.I64, [2, 3])],
+                      [("y", TensorProto.FLOAT, [2, 3, 8])], [table])
+    program = str(tmp_path / "model_ttnn.py")
+    conversion = onnx2ttnn.convert(model, program, device="n150")
+    conversion.write(program)
+    assert "index_input(idx, 'idx', 8)" in conversion.source
+    np.savez(tmp_path / "in.npz", idx=np.array([[-1, 0, -8], [7, -3, 2]], np.int64))
+    report = ttnn_mock.run_program(program, device="n150", inputs=str(tmp_path / "in.npz"))
+    assert report["ok"], f"real ttnn refused the program: {report['error']}\nat {report.get('error_location')}"
+    assert report["ttnn_calls_in_forward"] > 0

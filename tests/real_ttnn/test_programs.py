@@ -182,13 +182,19 @@ def test_programs_with_host_regions_run_on_real_ttnn(ttnn_mock, case, tmp_path):
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
 
 
-@pytest.mark.parametrize("case", ["qoperator", "nbits"])
+@pytest.mark.parametrize("case", ["qoperator", "qoperator_fp32", "qlinear_conv_fp32", "nbits"])
 def test_quantized_contrib_programs_run_on_real_ttnn(ttnn_mock, case, tmp_path):
     """com.microsoft QLinearAdd / QLinearMul (quantize_static's QOperator format) and MatMulNBits (a 4-bit weight
-    dequantized to bfloat8_b) on the device, their weights stored as integer codes and scales, nothing leaked."""
+    dequantized to bfloat8_b) on the device, their weights stored as integer codes and scales, nothing leaked;
+    in float32 a QLinearMatMul or QLinearConv as its integer accumulator times one multiplier."""
     from tests.lowering.test_quantize_contrib import nbits_model, qoperator_model
+    from tests.lowering.test_quantize_operators import conv_model
 
-    model = qoperator_model(tmp_path) if case == "qoperator" else nbits_model(tmp_path)
-    program = _convert(model, tmp_path, "auto", "n150")
+    model = (qoperator_model(tmp_path) if case.startswith("qoperator") else
+             conv_model() if case.startswith("qlinear_conv") else nbits_model(tmp_path))
+    options = {"dtype": "fp32"} if case.endswith("fp32") else {}
+    program = _convert(model, tmp_path, "auto", "n150", **options)
+    if options:
+        assert "_accumulator" in Path(program).read_text()
     assert "dequantized_weight(data" in Path(program).read_text()
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")

@@ -36,15 +36,14 @@ hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=True)
 
 
-def integer_input(tensor, name, low, high):
-    """`tensor`, checked to hold only values in [low, high] (the device's integer dtype): an InputError rather
-    than values that wrap on upload (2**40 would become 0)."""
-    values = tensor.numpy()  # numpy: torch has no min/max of uint32 tensors
-    if values.size and (int(values.min()) < low or int(values.max()) > high):
-        outside = next(int(v) for v in values.reshape(-1) if not low <= int(v) <= high)
-        raise InputError(f"input {name!a} holds {outside}, outside [{low}, {high}], the range of the device's "
-                         "integer tensors")
-    return tensor
+def index_input(tensor, name, rows):
+    """`tensor` of row indices into tables of `rows` rows, as ONNX Gather reads them: each in [-rows, rows - 1]
+    (else an InputError, as onnxruntime refuses it), negative ones counted from the end (index + rows)."""
+    values = tensor.numpy()
+    if values.size and (int(values.min()) < -rows or int(values.max()) >= rows):
+        outside = next(int(v) for v in values.reshape(-1) if not -rows <= int(v) < rows)
+        raise InputError(f"input {name!a} holds {outside}, outside [{-rows}, {rows - 1}], the rows it indexes")
+    return torch.where(tensor < 0, tensor + rows, tensor)
 
 
 def load_parameters(device, path=None):
@@ -77,7 +76,7 @@ def load_parameters(device, path=None):
 def forward(device, params, *, input_ids, attention_mask):
     """Run the model on `device`; returns {ONNX output name: torch tensor}."""
     # 'input input_ids'
-    input_ids_dev = ttnn.from_torch(integer_input(input_ids, 'input_ids', 0, 4294967295), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+    input_ids_dev = ttnn.from_torch(index_input(input_ids, 'input_ids', 64), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'input attention_mask'
     attention_mask_dev = ttnn.from_torch(attention_mask, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'embeddings.words'
@@ -152,7 +151,7 @@ def forward_inputs(device, *, input_ids, attention_mask):
     """The inputs uploaded into new device buffers in the forward's input placement
     (--trace: the persistent buffers each new input is copied into)."""
     # 'input input_ids'
-    input_ids_dev = ttnn.from_torch(integer_input(input_ids, 'input_ids', 0, 4294967295), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+    input_ids_dev = ttnn.from_torch(index_input(input_ids, 'input_ids', 64), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     # 'input attention_mask'
     attention_mask_dev = ttnn.from_torch(attention_mask, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
     return {'input_ids_dev': input_ids_dev, 'attention_mask_dev': attention_mask_dev}
@@ -161,7 +160,7 @@ def forward_inputs(device, *, input_ids, attention_mask):
 def host_inputs(*, input_ids, attention_mask):
     """The inputs as host tensors of their device buffers' dtype and layout
     (for ttnn.copy_host_to_device_tensor)."""
-    input_ids_dev = ttnn.from_torch(integer_input(input_ids, 'input_ids', 0, 4294967295), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT)
+    input_ids_dev = ttnn.from_torch(index_input(input_ids, 'input_ids', 64), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT)
     attention_mask_dev = ttnn.from_torch(attention_mask, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     return {'input_ids_dev': input_ids_dev, 'attention_mask_dev': attention_mask_dev}
 
