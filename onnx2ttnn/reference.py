@@ -33,6 +33,20 @@ from onnx import TensorProto, helper, numpy_helper
 TAIL_MAX = 0.01  # a Sigmoid output whose reference values all lie below this is compared by its logits
 ONE = "onnx2ttnn_reference_one"  # the float64 1 of the rewritten sigmoids
 LOGIT_FLOOR = -80.0  # sigmoid(-87.3) is float32's smallest normal: below, outputs flush to 0
+# The one place verify's tolerances live (tt-metal's convention for bf16 programs; fp32 programs must do better),
+# here so that what judges a program (verify) and what predicts its judgement (lowering/weight_gain.py) agree:
+# a float output passes at a PCC of at least PCC_THRESHOLD ...
+PCC_THRESHOLD = {"bf16": 0.99, "fp32": 0.9999}
+# ... and a constant one (one element, or all equal: no PCC) when every value is within CLOSE_ATOL + CLOSE_RTOL
+# times onnxruntime's (numpy.allclose)
+CLOSE_RTOL, CLOSE_ATOL = 1e-2, 1e-3
+
+
+def close_excess(got: np.ndarray, want: np.ndarray) -> float:
+    """The largest |got - want| over verify's tolerance for a constant output, CLOSE_ATOL + CLOSE_RTOL |want|
+    (at most 1: such an output passes)."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.max(np.abs(got - want) / (CLOSE_ATOL + CLOSE_RTOL * np.abs(want)), initial=0.0))
 
 
 def accurate_sigmoids(model: onnx.ModelProto) -> onnx.ModelProto:

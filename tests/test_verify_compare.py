@@ -86,7 +86,14 @@ def test_integer_max_pool_is_exact(dtype):
     assert "ttnn.max_pool2d(" not in report.conversion.source  # it returns bfloat16 for int32
 
 
-def test_negative_runtime_indices_uploaded_as_uint32_are_refused_not_wrapped():
+def test_negative_runtime_indices_are_wrapped_as_onnx_says_and_out_of_range_ones_refused():
+    """ONNX Gather takes -rows..rows-1 (onnxruntime too): a negative index given as an input counts from the end
+    (the program wraps it before the uint32 upload, design §6.36); one outside the range is one clear error."""
     inputs = dict(im.mixed_inputs(), idx=np.array([0, 9, -1, 3, 7], np.int64))
-    with pytest.raises(ConversionError, match=r"input 'idx' holds -1, outside \[0, 4294967295\]"):
-        verify(im.mixed(), inputs=inputs)
+    report = verify(im.mixed(), inputs=inputs)
+    assert report.passed, report.text()
+    from tests.program_run import run
+
+    inputs["idx"] = np.array([0, 9, -99, 3, 7], np.int64)  # (onnxruntime refuses it: "indices element out of
+    with pytest.raises(Exception, match=r"input 'idx' holds -99, outside \[-10, 9\], the rows it indexes"):
+        run(im.mixed(), inputs)  # data bounds"; the program itself says so)

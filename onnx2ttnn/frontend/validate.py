@@ -11,7 +11,8 @@ family's module lists (it reads the graph through frontend/validate_graph.py):
   weight scale;
 - frontend/validate_windows.py: Conv and ConvTranspose agree with their weight, and the window attributes of
   Conv, ConvTranspose and the pools fit their input;
-- frontend/validate_recurrent.py: LSTM, GRU and RNN's direction, and their weights' shapes for hidden_size;
+- frontend/validate_recurrent.py: LSTM, GRU and RNN's direction, and their weights and states have the shapes
+  hidden_size, the direction and X give them;
 - no inferred shape has a negative dim, and no float attribute is NaN (here: what a ttnn op makes of a NaN
   parameter is not known, and the simulator's NaN comparisons differ from onnxruntime's: Shrink with lambd NaN
   is 0 in onnxruntime, x in the program);

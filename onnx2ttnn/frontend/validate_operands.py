@@ -11,7 +11,9 @@ the node, or what would convert into a wrong program.
   SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
   CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
   and a label one size (or 1 across operands), LRN's size is odd and alpha and beta are positive,
-  BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank;
+  BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank.
+- GatherElements' indices are no larger than the data in the dims other than the axis, and
+  LayerNormalization's axis is within the rank (fuzz seed 67 cases 838, 32).
 - ScatterND's indices address at most the data's rank and its updates have the shape they select, and
   LpNormalization's axis is within the rank (fuzz seed 61).
 (Quantization parameters: frontend/validate_quantize.py.)
@@ -286,12 +288,39 @@ def _check_elements_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     axis = int(attrs.get("axis", 0))
     if data is not None and not -len(data) <= axis < max(len(data), 1):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
+    if node.op_type == "GatherElements":  # fuzz seed 67 case 838 (indices [1, 5] beside data [5, 4], axis 0)
+        reason = _gather_elements_indices(data, graph.shape(node_input(node, 1)), axis)
+        if reason:
+            return reason
     if node.op_type in ("ScatterElements", "Scatter"):
         indices, updates = graph.shape(node_input(node, 1)), graph.shape(node_input(node, 2))
         if indices is not None and updates is not None and all(d >= 0 for d in indices + updates) \
                 and indices != updates:
             return f"the indices (shape {list(indices)}) and the updates (shape {list(updates)}) differ in shape"
     return _check_axis_indices(graph, node, attrs)
+
+
+def _gather_elements_indices(data, indices, axis: int) -> Optional[str]:
+    """GatherElements' indices are no larger than the data in every dim but the axis (onnxruntime: "'indices'
+    shape should have values within bounds of 'data' shape. Invalid value in indices shape is: 5"; the spec's
+    output[i][j] = data[indices[i][j]][j] reads past the data otherwise)."""
+    if data is None or indices is None or len(indices) != len(data):
+        return None
+    for dim, (size, bound) in enumerate(zip(indices, data)):
+        if dim != axis % len(data) and size >= 0 and bound >= 0 and size > bound:
+            return (f"the indices (shape {list(indices)}) are larger than the data (shape {list(data)}) in dim "
+                    f"{dim}, which is not the axis")
+    return None
+
+
+def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """LayerNormalization: the axis is within the input's rank (onnxruntime: "Unexpected axis value (16) rank of
+    first input is 2"; strict inference lets it pass; fuzz seed 67 case 32)."""
+    data = graph.shape(node_input(node, 0))
+    axis = int(attrs.get("axis", -1))
+    if data is not None and not -len(data) <= axis < len(data):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    return None
 
 
 def _check_mvn(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -435,6 +464,7 @@ CHECKS: dict[str, Callable] = {
     "Concat": _check_concat,
     "MeanVarianceNormalization": _check_mvn,
     "ReverseSequence": _check_reverse_sequence,
+    "LayerNormalization": _check_layer_norm,  # (fuzz seed 67 case 32)
     "LpNormalization": _check_lp_norm,
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
                                     "Gelu", "Resize", "Squeeze", "If", "Mod")

@@ -1,15 +1,16 @@
-"""Validation of the recurrent ops (LSTM, GRU, RNN): what strict inference lets pass but onnxruntime refuses when
-it runs the node.
-- `direction` is forward, reverse or bidirectional;
-- the weights have the shapes onnxruntime's shared check requires, with num_directions (2 when bidirectional,
-  else 1), hidden_size and the gates per op (LSTM 4, GRU 3, RNN 1): W [num_directions, gates * hidden_size,
-  input_size], R [num_directions, gates * hidden_size, hidden_size], B [num_directions, 2 * gates * hidden_size],
-  LSTM's P [num_directions, 3 * hidden_size].  Strict inference takes hidden_size from the attribute and never
-  compares it with W, so a W of another height was accepted.
+"""Validation of the recurrent ops' operands (LSTM, GRU, RNN): what strict inference lets pass but onnxruntime
+refuses when it runs the node.
+- the direction is forward, reverse or bidirectional;
+- W, R, B, sequence_lens, initial_h (and LSTM's initial_c and P) have the shapes the spec gives them for
+  hidden_size, the direction's count and X: W [D, G * H, I], R [D, G * H, H], B [D, 2 * G * H],
+  sequence_lens [batch], initial_h / initial_c [D, batch, H] ([batch, D, H] with layout 1), P [D, 3 * H],
+  with G gates (LSTM 4, GRU 3, RNN 1) and D directions (2 when bidirectional).  Strict inference reads only
+  hidden_size and X's dims for the outputs, so a W of shape [5] converted (fuzz seed 67 case 1806,
+  onnxruntime: "Input W must have shape {1,15,3}. Actual:{5}") and an initial_h of shape [1, 2, 3, 5] was an
+  internal error of the lowering (case 1894: "Input initial_h must have shape {1,3,5}. Actual:{1,2,3,5}").
 
-Before: `GRU<hidden_size = 1>(x[8, 3, 1], W[1, 6, 1], R[1, 6, 2], B[1, 12])` converts (fuzz seed 61 case 1416);
-after: "W has shape [1, 6, 1]; it must be [1, 3, 1] (num_directions, 3 * hidden_size, input_size)", as
-onnxruntime's "Input W must have shape {1,3,1}. Actual:{1,6,1}".
+Before: `GRU(X[4, 3, 1], W[5], R[1, 15, 5])` (hidden_size 5) converts; after: "W has shape [5]; it must be
+[1, 15, 1] (hidden_size 5)".
 """
 from __future__ import annotations
 
@@ -17,32 +18,40 @@ from typing import Callable, Optional
 
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
 
-_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
-_DIRECTIONS = ("forward", "reverse", "bidirectional")
+GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+DIRECTIONS = ("forward", "reverse", "bidirectional")
 
 
 def _check_recurrent(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """direction is known, and W, R, B (and LSTM's P) have onnxruntime's shapes for hidden_size."""
+    """The direction, then every operand of a known shape against the shape the spec gives it."""
     direction = attrs.get("direction", b"forward")
-    direction = direction.decode("utf-8", "replace") if isinstance(direction, bytes) else direction
-    if direction not in _DIRECTIONS:
-        return f"direction {direction!r} is not one of {', '.join(_DIRECTIONS)}"
-    x, hidden = graph.shape(node_input(node, 0)), int(attrs.get("hidden_size", 0))
-    if x is None or len(x) != 3 or hidden <= 0:
+    direction = direction.decode("utf-8", "replace") if isinstance(direction, bytes) else str(direction)
+    if direction not in DIRECTIONS:
+        return f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}"
+    hidden = int(attrs.get("hidden_size", 0))
+    x = graph.shape(node_input(node, 0))
+    if hidden <= 0 or x is None or len(x) != 3:
         return None
-    gates, ways = _GATES[node.op_type], 2 if direction == "bidirectional" else 1
-    wants = {1: ("W", [ways, gates * hidden, x[2]], "num_directions, {g} * hidden_size, input_size"),
-             2: ("R", [ways, gates * hidden, hidden], "num_directions, {g} * hidden_size, hidden_size"),
-             3: ("B", [ways, 2 * gates * hidden], "num_directions, 2 * {g} * hidden_size")}
+    directions = 2 if direction == "bidirectional" else 1
+    batch_first = int(attrs.get("layout", 0)) == 1
+    batch, width = (x[0] if batch_first else x[1]), x[2]
+    gates = GATES[node.op_type]
+    state = [batch, directions, hidden] if batch_first else [directions, batch, hidden]
+    wants = {1: ("W", [directions, gates * hidden, width]), 2: ("R", [directions, gates * hidden, hidden]),
+             3: ("B", [directions, 2 * gates * hidden]), 4: ("sequence_lens", [batch]), 5: ("initial_h", state)}
     if node.op_type == "LSTM":
-        wants[7] = ("P", [ways, 3 * hidden], "num_directions, 3 * hidden_size")
-    for index, (what, want, dims) in wants.items():
+        wants.update({6: ("initial_c", state), 7: ("P", [directions, 3 * hidden])})
+    for index, (what, want) in wants.items():
         shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
-        if shape is None or any(d < 0 for d in shape) or any(d < 0 for d in want):
-            continue
-        if list(shape) != want:
-            return f"{what} has shape {list(shape)}; it must be {want} ({dims.format(g=gates)})"
+        if shape is not None and not _fits(shape, want):
+            shown = ", ".join("?" if d < 0 else str(d) for d in want)
+            return f"{what} has shape {list(shape)}; it must be [{shown}] (hidden_size {hidden})"
     return None
 
 
-CHECKS: dict[str, Callable] = {op: _check_recurrent for op in _GATES}
+def _fits(shape: tuple[int, ...], want: list[int]) -> bool:
+    """Whether `shape` can be `want` (a symbolic dim, -1, on either side matches any size)."""
+    return len(shape) == len(want) and all(d < 0 or w < 0 or d == w for d, w in zip(shape, want))
+
+
+CHECKS: dict[str, Callable] = {op: _check_recurrent for op in GATES}

@@ -202,14 +202,13 @@ def conv_integer(ctx: LoweringContext, node: gs.Node) -> None:
 
 
 @register("DynamicQuantizeLinear", versions=(11,), ttnn=("max", "min", "maximum", "minimum", "subtract", "multiply",
-                                                          "divide", "round", "add", "clip", "reshape", "eq", "where"),
-          note="uint8: the range of x (with 0) over 255 as scale (1 for an all-zero x), computed on the device")
+                                                          "divide", "eq", "round", "add", "clip", "reshape"),
+          note="uint8: the range of x (with 0) over 255 as scale, computed on the device")
 def dynamic_quantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
     """DynamicQuantizeLinear-11: y_scale = (max(0, max x) - min(0, min x)) / 255, y_zero_point =
-    saturate(round(-min(0, min x) / y_scale)), y = saturate(round(x / y_scale) + y_zero_point), uint8.  An
-    all-zero x has range 0, and the spec's formulas divide 0 by 0: onnxruntime takes y_scale 1 (y 0, zero point
-    0), and so does the program (fuzz seed 61 case 1875: the 0 / 0 made y NaN, and its DequantizeLinear NaN;
-    onnx's reference evaluator takes 1 / 255, which gives the same y and zero point)."""
+    saturate(round(-min(0, min x) / y_scale)), y = saturate(round(x / y_scale) + y_zero_point), uint8.
+    An x of zeros has y_scale 1, as onnxruntime gives (the formula's 0 made 0 / 0 a NaN zero point, and a
+    DequantizeLinear after it NaN where onnxruntime and onnx's reference give 0: fuzz seed 67 case 1085)."""
     from onnx2ttnn.lowering.reduce import reduce_to
 
     x = node.inputs[0]
@@ -223,9 +222,9 @@ def dynamic_quantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
     lo = ctx.op("minimum", [reduce_to(ctx, var, "min", dims, name + "_min")], [1] * rank, name=name + "_lo",
                 input_tensor_b=0.0)
     span = ctx.op("subtract", [hi, lo], [1] * rank, name=name + "_span")
-    empty = ctx.op("eq", [span], [1] * rank, name=name + "_empty", input_tensor_b=0.0)
-    span = ctx.op("where", [empty, span], [1] * rank, name=name + "_range", true_value=255.0)  # scale 1
-    scale = ctx.op("divide", [span], [1] * rank, name=name + "_scale", input_tensor_b=255.0)
+    scale = ctx.op("divide", [span], [1] * rank, name=name + "_range_scale", input_tensor_b=255.0)
+    empty = ctx.op("eq", [span], [1] * rank, name=name + "_empty", input_tensor_b=0.0)  # x all 0: scale 1
+    scale = ctx.op("add", [scale, empty], [1] * rank, name=name + "_scale")
     negated = ctx.op("multiply", [lo], [1] * rank, name=name + "_neg_lo", input_tensor_b=-1.0)
     zero = ctx.op("clip", [ctx.op("round", [ctx.op("divide", [negated, scale], [1] * rank, name=name + "_zp_f")],
                                   [1] * rank, name=name + "_zp_r")], [1] * rank, name=name + "_zp", min=0.0,

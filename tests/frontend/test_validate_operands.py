@@ -434,6 +434,31 @@ def test_what_seed_79_found_onnxruntime_refusing_is_refused():
     assert rejected(quantize).endswith("(QuantizeLinear): a per-axis scale (shape [8]) along axis 1, out of range "
                                        "for an input of rank 1")
 
+# ---- fuzz seed 67 ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    # case 32: onnxruntime "Unexpected axis value (16) rank of first input is 2"
+    ("LayerNormalization", "<axis = 16>", "x, s", "float[2, 3]", {"s": np.ones(3, np.float32)},
+     "axis 16 is out of range for an input of rank 2"),
+    ("LayerNormalization", "<axis = 2>", "x, s", "float[2, 3]", {"s": np.ones(3, np.float32)},
+     "axis 2 is out of range for an input of rank 2"),  # (strict inference refuses a negative one)
+    # case 838: onnxruntime "'indices' shape should have values within bounds of 'data' shape. Invalid value in
+    # indices shape is: 5"
+    ("GatherElements", "<axis = 0>", "x, i", "float[5, 4]", {"i": np.zeros((1, 5), np.int64)},
+     "the indices (shape [1, 5]) are larger than the data (shape [5, 4]) in dim 1, which is not the axis"),
+])
+def test_what_seed_67_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 67 cases 32, 838): strict inference lets each pass, onnxruntime refuses it."""
+    assert rejected(_one(op, attrs, inputs, x, **consts)).endswith(f"({op}): {reason}")
+
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts", [
+    ("LayerNormalization", "<axis = -2>", "x, s", "float[2, 3]", {"s": np.ones((2, 3), np.float32)}),
+    ("GatherElements", "<axis = 1>", "x, i", "float[5, 4]", {"i": np.zeros((2, 7), np.int64)}),  # longer on the axis
+])
+def test_the_neighbours_of_what_seed_67_found_pass_validation(op, attrs, inputs, x, consts):
+    import_model(_one(op, attrs, inputs, x, **consts), {})
+
 
 # ---- fuzz seed 61 ------------------------------------------------------------------------------------------
 

@@ -70,3 +70,28 @@ def test_cast_float_to_bool_is_x_not_zero():
     assert leaks == [] and "ttnn.ne(" in source
     np.testing.assert_array_equal(outputs["y"].float().numpy(), (x != 0).astype(np.float32))
     np.testing.assert_array_equal(outputs["b"].numpy().astype(bool), x != 0)
+
+
+def test_a_cast_to_float16_in_a_float32_program_rounds_as_the_spec_says():
+    """Found by the fuzzer (seed 67 case 627): Cast float -> float16 -> float passed float32 through, so a later
+    rounding step saw -0.8828241 * 64 = -56.501 (-57) where float16's -0.8828125 gives exactly -56.5 (-56, half
+    to even); the MatMulInteger after it was 127 off.  A host region now rounds the cast (ttnn has no float16)."""
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["h"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["f", "scale"], ["s"]),
+             helper.make_node("Round", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "cast16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                              [numpy_helper.from_array(np.array(64.0, np.float32), "scale")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([[-0.8828241, -0.35026678, 1.0001, 3.14159265]], np.float32)
+    from onnx2ttnn.convert import convert
+    from tests.node.runner import execute
+
+    conversion = convert(m, dtype="fp32")
+    assert "run_region(" in conversion.source
+    outputs, leaks = execute(conversion, {"x": x})
+    want = np.round(x.astype(np.float16).astype(np.float32) * 64)
+    assert want[0, 0] == -56.0  # np.round is half to even, as ONNX's Round
+    assert leaks == []
+    np.testing.assert_array_equal(np.asarray(outputs["y"]), want)

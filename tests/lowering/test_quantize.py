@@ -236,6 +236,33 @@ def test_per_op_compares_dynamic_quantize_linears_rank_0_scale():
     assert ("s", "dql", 1.0) in report.per_op
 
 
+def test_dynamic_quantize_linear_of_zeros_has_scale_1_as_onnxruntime():
+    """Found by the fuzzer (seed 67 case 1085): x all 0 made y_scale 0 and the zero point 0 / 0, NaN, so a
+    DequantizeLinear after it gave NaN; onnxruntime gives y 0, y_scale 1, y_zero_point 0 (and 0 after it)."""
+    from tests.program_run import run
+
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
+             helper.make_node("DequantizeLinear", ["y", "s", "z"], ["d"])]
+    model = _model(nodes, [V("x", F, [2, 3])], [V("y", U8, [2, 3]), V("s", F, []), V("z", U8, []), V("d", F, [2, 3])],
+                   [], opset=13)
+    for x in (np.zeros((2, 3), np.float32), np.array([[0.0, -0.5, 2.0], [1.0, 0.25, 0.0]], np.float32)):
+        want = dict(zip("yszd", onnx_reference(model, {"x": x})))
+        assert (float(want["s"]) == 1.0) == (not x.any())  # onnxruntime's scale for zeros (the formula's is 0)
+        outputs, leaks, _ = run(model, {"x": x})
+        assert leaks == []
+        for name, value in want.items():
+            np.testing.assert_array_equal(outputs[name].numpy().astype(np.float64).reshape(value.shape),
+                                          value.astype(np.float64), err_msg=name)
+
+
+def onnx_reference(model, feeds):
+    """onnxruntime's outputs of `model`, in graph output order."""
+    from onnx2ttnn import ort
+
+    names = [o.name for o in model.graph.output]
+    return ort.run(ort.session(model.SerializeToString()), names, feeds)
+
+
 def _precise(precision, pair=False):
     """QuantizeLinear-23 to int16 with `precision` (and a DequantizeLinear after it when `pair`)."""
     attrs = {} if precision is None else {"precision": precision}

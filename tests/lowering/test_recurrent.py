@@ -87,3 +87,23 @@ def test_recurrent_programs_run_on_real_ttnn(ttnn_mock, name, tmp_path):  # noqa
     outcome = ttnn_mock.run_program(program)
     assert outcome["ok"], outcome.get("error")
     assert sum(outcome["leaked_buffers_per_bank"].values()) == 0
+
+
+@pytest.mark.parametrize("sequence_lens", [None, [5, 2, 4]])  # the unrolled lowering; the host fallback
+def test_lstm_clip_bounds_the_gates_but_not_the_cell_state_into_h(sequence_lens):
+    """Found by the fuzzer (seed 67 case 623: clip 2.0, Y 0.0018 off onnxruntime): the lowering and the host
+    fallback clipped the cell state on its way into h() too; onnxruntime clips the gates' inputs only.  Here an
+    initial cell state of 3 (past clip 0.5) shows the difference at once."""
+    from onnx2ttnn import ort
+    from tests.fuzz.oracle import compare
+    from tests.node.runner import execute
+
+    model = recurrent_model("LSTM", clip=0.5, initial_c=True, sequence_lens=sequence_lens)
+    inputs = feeds(model)
+    inputs["initial_c"] = np.full_like(inputs["initial_c"], 3.0)
+
+    names = [o.name for o in model.graph.output]
+    want = dict(zip(names, ort.run(ort.session(model.SerializeToString()), names, inputs)))
+    got, leaks = execute(convert(model, dtype="fp32"), inputs)
+    assert leaks == []
+    assert all(compare(got[name], np.asarray(want[name])) == "" for name in names)

@@ -83,9 +83,8 @@ def test_a_clip_that_is_not_positive_is_one_error():
 
 
 def test_a_hidden_size_that_contradicts_r_is_one_error():
-    """Validation refuses it before the rule (frontend/validate_recurrent.py, fuzz seed 61 case 1416), in
-    onnxruntime's terms: W's height is 3 * hidden_size."""
     model = recurrent_model("GRU")
     next(a for a in model.graph.node[0].attribute if a.name == "hidden_size").i = 7  # R says 6
-    with pytest.raises(ConversionError, match=r"\(GRU\): W has shape \[1, 18, 4\]; it must be \[1, 21, 4\]"):
+    # validation (frontend/validate_recurrent.py) refuses it before the lowering's "hidden_size 7 does not match R"
+    with pytest.raises(ConversionError, match=r"W has shape \[1, 18, 4\]; it must be \[1, 21, 4\] \(hidden_size 7\)"):
         convert(model, dtype="fp32", fallback=False)

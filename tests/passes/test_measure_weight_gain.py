@@ -101,3 +101,32 @@ def test_a_graph_onnxruntime_refuses_keeps_gain_one_and_says_why():
     module = import_proto(model, None, {}, 1)
     found = measure(module.graph, MODEL_ERROR_BUDGET)
     assert found.gain == 1.0 and found.weights == 2 and found.why.startswith("onnxruntime:")
+
+
+def test_an_output_of_one_element_counts_by_verify_s_closeness():
+    """y = sum(x W1 - x W2) is one number: no PCC, so the measurement ignored it (loss 0, gain 1) and auto took
+    both weights in bfloat8_b, which move y by several times verify's closeness tolerance (reference.close_excess).
+    Its loss is now (1 - 0.99) e^2: the budget is divided and the weights stay bf16."""
+    from onnx2ttnn.frontend.importer import import_proto
+    from onnx2ttnn.lowering.weight_gain import measure
+
+    model, (w1, w2) = _cancelling()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    model.graph.node[2].output[0] = "d"
+    model.graph.node.append(helper.make_node("ReduceSum", ["d"], ["y"], keepdims=1, name="sum"))
+    model.graph.output[0].CopyFrom(V("y", F, [1, 1]))
+    found = measure(import_proto(model, None, {}, 1).graph, MODEL_ERROR_BUDGET)
+    assert found.weights == 2 and found.loss > 0.01 and found.gain > 10, found
+    conversion = convert(model)
+    assert {name: fmt for name, (fmt, _) in conversion.weight_formats().items()} == {"w1": "bf16", "w2": "bf16"}
+
+
+def test_the_closeness_loss_is_verify_s_bound_at_verify_s_tolerance():
+    from onnx2ttnn.lowering.weight_gain import _loss
+    from onnx2ttnn.reference import CLOSE_ATOL, CLOSE_RTOL
+
+    want = np.array([0.5])
+    at_bound = want + (CLOSE_ATOL + CLOSE_RTOL * 0.5)
+    assert np.isclose(_loss(want, at_bound), 0.01) and np.isclose(_loss(want, want + (at_bound - want) / 2), 0.0025)
+    assert _loss(want, want) == 0.0 and _loss(np.full(4, 2.0), np.full(4, 2.0)) == 0.0
+    assert np.isclose(_loss(np.full(4, 2.0), np.full(4, 2.0) + 0.021), 0.01)  # constant outputs alike

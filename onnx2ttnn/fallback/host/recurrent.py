@@ -64,7 +64,7 @@ def host_recurrent(x, w, r, b=None, sequence_lens=None, initial_h=None, initial_
                 i = f(i + pi * c, 0)
                 fg = 1 - i if input_forget else f(fg + pf * c, 0)
                 new_c = fg * c + i * f(g, 1)
-                new_h = f(o + po * new_c, 0) * f(new_c, 2)
+                new_h = f(o + po * new_c, 0) * _rec_activation(new_c, *acts[2], None)  # (onnxruntime: no clip)
             elif cell == "GRU":
                 xz, xr, xh = xw.split(hidden, dim=1)
                 rz, rr, rh = r[d].split(hidden, dim=0)
