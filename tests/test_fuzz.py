@@ -177,3 +177,26 @@ def test_an_lrn_over_a_rank_3_input_is_an_ort_gap():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     outcome = run_case(model, np.random.default_rng(0))
     assert outcome.kind == "ort-gap" and "NumDimensions() == 4" in outcome.detail, outcome
+
+
+def test_a_qdq_model_is_judged_against_onnxruntimes_basic_level_as_verify_does():
+    """Fuzz seed 83 case 185: Q -> DQ -> Reshape with int8 codes.  At its default level onnxruntime propagates
+    the pair across the Reshape, makes a QuantizeLinear of its own with an int8 output beside a uint8 zero point
+    and refuses the valid model; at verify's basic level it runs it, and the program matches."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.fuzz.oracle import run_case
+
+    inits = [numpy_helper.from_array(np.array(0.01, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.int8), "z"),
+             numpy_helper.from_array(np.array([1, 8], np.int64), "shape")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+             helper.make_node("Reshape", ["d", "shape"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8]),
+                               helper.make_tensor_value_info("d", TensorProto.FLOAT, [4, 2])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    outcome = run_case(model, np.random.default_rng([83, 185]))
+    assert outcome.kind == "verified", outcome

@@ -116,12 +116,13 @@ def selu(ctx: LoweringContext, node: gs.Node) -> None:
 
 @register("Celu", versions=(12, 28), ttnn=("celu",))
 def celu(ctx: LoweringContext, node: gs.Node) -> None:
-    """alpha 0 is declined (its host fallback computes the spec's formula as onnxruntime does: 0 below zero, NaN
-    from 0 on, x / 0 being +-inf or NaN; what ttnn.celu's kernel makes of a division by 0 is not known; fuzz seed
-    71 case 680 crashed the simulator, whose torch celu refuses alpha 0)."""
+    """alpha 0 or not finite is declined (its host fallback computes the spec's formula as onnxruntime does: for
+    alpha 0, 0 below zero and NaN from 0 on, x / 0 being +-inf or NaN; what ttnn.celu's kernel makes of a
+    division by 0 or inf * 0 is not known; fuzz seed 71 case 680 crashed the simulator, whose torch celu refuses
+    alpha 0)."""
     alpha = _attr(node, "alpha", 1.0)
-    if alpha == 0:
-        ctx.decline("alpha 0 (a division by zero in the formula)")
+    if alpha == 0 or not math.isfinite(alpha):  # (seed 83 case 1228: alpha inf, inf * 0 in the formula)
+        ctx.decline(f"alpha {alpha} (a division by zero or inf * 0 in the formula)")
     unary(ctx, node, "celu", alpha=alpha)
 
 

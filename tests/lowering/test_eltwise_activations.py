@@ -136,7 +136,8 @@ def test_celu_with_alpha_0_runs_on_the_host_as_onnxruntime_computes_it():
     from onnx2ttnn.verify import verify
 
     feeds = {"x": np.array([-2.0, -0.1, 0.0, 0.1, 3.0], np.float32)}
-    m = model("Celu", feeds, attrs={"alpha": 0.0})
-    assert "ttnn.celu" not in convert(m, dtype="fp32").source
-    report = verify(m, inputs=feeds, dtype="fp32")
-    assert report.passed, report.text()
+    for alpha in (0.0, float("inf")):  # (seed 83 case 1228: alpha inf, inf * 0 in the formula)
+        m = model("Celu", feeds, attrs={"alpha": alpha})
+        assert "ttnn.celu" not in convert(m, dtype="fp32").source
+        report = verify(m, inputs=feeds, dtype="fp32")
+        assert report.passed, report.text()
