@@ -107,6 +107,33 @@ def test_an_infinite_instance_norm_scale_follows_the_spec_not_onnxruntimes_nans(
                                        np.array([np.nan, -np.inf, 0.25, 1.0]), 1e-3, 1e-3)  # wrong infinity
 
 
+def test_a_reduce_min_over_a_nan_follows_the_spec_not_onnxruntimes_first_nan_only():
+    """Fuzz seed 61 case 1728: ReduceMin(Log(x)) over windows holding a NaN (Log of a negative).  The spec's
+    reduction is numpy's (onnx's reference evaluator: NaN, as the program); onnxruntime propagates a NaN only
+    when it is the window's first element (probed: min over [NaN, 1, 2, 3] is NaN, over [1, NaN, 2, 3] is 1).
+    The float64 check (tests/fuzz/ill_conditioned.py) judges it an ort-gap; a program that dropped the NaN
+    where onnxruntime keeps it, or gave another finite value, stays a mismatch."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime
+    from tests.fuzz.oracle import run_case
+
+    nodes = [helper.make_node("Log", ["x"], ["l"]), helper.make_node("ReduceMin", ["l"], ["y"], axes=[1, 2])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.array([[[-1, 2], [3, 4]], [[2, -1], [3, 4]], [[1, 2], [3, 4]]], np.float32)
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap", outcome  # onnxruntime 1.32.0: [NaN, log 2, 0]; the spec [NaN, NaN, 0]
+    exact = np.array([np.nan, np.nan, 0.0])
+    assert closer_than_onnxruntime(exact, exact, np.array([np.nan, 0.693, 0.0]), 1e-3, 1e-3)
+    assert not closer_than_onnxruntime(exact, np.array([0.693, 0.693, 0.0]), np.array([np.nan, np.nan, 0.0]),
+                                       1e-3, 1e-3)  # the program drops a NaN onnxruntime keeps
+    assert not closer_than_onnxruntime(exact, np.array([np.nan, 1.0, 0.0]), np.array([np.nan, 0.693, 0.0]),
+                                       1e-3, 1e-3)  # a finite value where the spec's is NaN
+
+
 def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
     """onnxruntime's MeanVarianceNormalization is NaN over a constant slice (the spec's function adds 1e-9 to the
     deviation: 0, as the program computes); a Hardmax after it turns the NaNs into other numbers, which the old

@@ -2,7 +2,8 @@
 (int64) and the condition (bool) before the loop-carried values and returns the condition (bool) first; a Scan
 body takes one value per state and scan input and returns one per output, and its direction and axis lists hold
 one entry per scan input or scan output (directions 0 or 1); If's branches return one value per
-output.  (Inference checks counts only partly; the unroller, frontend/control_flow.py, relies on them.)
+output; a Loop's trip count and condition hold one element.  (Inference checks counts only partly; the
+unroller, frontend/control_flow.py, relies on them.)
 
 Before: a Loop whose body returns its condition as a float converts into a wrong unrolled program; after:
 "node 'the_loop' (Loop): its body's condition output 'c2' is float, not bool".
@@ -29,6 +30,9 @@ def validate_control_flow(graph: onnx.GraphProto, opset: int) -> None:
             if not reason and node.op_type in _CARRIED and "body" in bodies:
                 shapes = _declared_shapes(current) if shapes is None else shapes
                 reason = _carried_shapes(node, bodies["body"], shapes, opset)
+            if not reason and node.op_type == "Loop" and node.domain in ("", "ai.onnx"):
+                shapes = _declared_shapes(current) if shapes is None else shapes
+                reason = _loop_scalars(node, shapes)
             if reason:
                 name = node.name or f"{node.op_type}_{index}"
                 raise ConversionError(f"invalid model: node {name!r} ({node.op_type}): {reason}")
@@ -137,6 +141,22 @@ def _carried_shapes(node, body: onnx.GraphProto, shapes: dict, opset: int) -> Op
         if len(declared) != len(given) or any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, given)):
             return (f"it passes {name!r} of shape {list(given)} where its body takes {info.name!r} of shape "
                     f"{list(declared)}")
+    return None
+
+
+# (fuzz seed 61 case 1908)
+def _loop_scalars(node, shapes: dict) -> Optional[str]:
+    """Loop's M and cond, when given, hold one element (onnxruntime: "'Loop' input 'M' should be a scalar
+    tensor. Got shape of {2}", likewise for cond; a [1] or [1, 1] M runs).  The unroll plan refuses such an M,
+    but a Loop no output reads was dropped before it, and the model converted."""
+    for index, what in ((0, "trip count M"), (1, "condition cond")):
+        name = node.input[index] if len(node.input) > index else ""
+        shape = shapes.get(name) if name else None
+        count = 1
+        for d in shape or ():
+            count *= d
+        if shape is not None and all(d >= 0 for d in shape) and count != 1:
+            return f"its {what} {name!r} has {count} elements; it must be a scalar (one element)"
     return None
 
 

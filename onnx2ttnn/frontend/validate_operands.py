@@ -14,6 +14,8 @@ the node, or what would convert into a wrong program.
   BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank.
 - GatherElements' indices are no larger than the data in the dims other than the axis, and
   LayerNormalization's axis is within the rank (fuzz seed 67 cases 838, 32).
+- ScatterND's indices address at most the data's rank and its updates have the shape they select, and
+  LpNormalization's axis is within the rank (fuzz seed 61).
 (Quantization parameters: frontend/validate_quantize.py.)
 
 Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
@@ -44,7 +46,11 @@ def _check_axis_indices(graph: GraphFacts, node, attrs, indices_input: int = 1) 
 
 
 def _check_nd_indices(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """GatherND, ScatterND: every constant index tuple within the data dims it addresses."""
+    """GatherND, ScatterND: every constant index tuple within the data dims it addresses (ScatterND: first its
+    shapes, _check_scatter_nd_shapes)."""
+    reason = _check_scatter_nd_shapes(graph, node) if node.op_type == "ScatterND" else None
+    if reason:
+        return reason
     indices, data = graph.value(node_input(node, 1)), graph.shape(node_input(node, 0))
     if indices is None or data is None or indices.size == 0 or indices.ndim == 0:
         return None
@@ -58,6 +64,25 @@ def _check_nd_indices(graph: GraphFacts, node, attrs) -> Optional[str]:
             reason = _out_of_range(indices[..., j], size, f"dim {batch + j}")
             if reason:
                 return reason
+    return None
+
+
+# (fuzz seed 61 cases 998, 1836)
+def _check_scatter_nd_shapes(graph: GraphFacts, node) -> Optional[str]:
+    """ScatterND: the last dim of indices (k) is at most the data's rank, and the updates have shape
+    indices.shape[:-1] + data.shape[k:] (onnxruntime: "last dimension of indices must not be larger than rank
+    of input tensor", "updates tensor should have shape equal to indices.shape[:-1] + data.shape[indices.shape
+    [-1]:]"; strict inference checks neither)."""
+    data, indices, updates = (graph.shape(node_input(node, i)) for i in range(3))
+    if data is None or indices is None or not indices or any(d < 0 for d in data + indices):
+        return None
+    depth = indices[-1]
+    if depth > len(data):
+        return f"the indices' last dim {depth} is larger than the data's rank {len(data)}"
+    want = indices[:-1] + data[depth:]
+    if updates is not None and all(d >= 0 for d in updates) and updates != want:
+        return (f"the updates have shape {list(updates)}; indices {list(indices)} into data {list(data)} need "
+                f"{list(want)}")
     return None
 
 
@@ -381,9 +406,15 @@ def _check_concat(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """p is 1 or 2, the only orders the spec defines (onnxruntime: "p_ == 1 || p_ == 2 was false"; fuzz seed 59
-    case 1816: p 3 was accepted)."""
+    case 1816: p 3 was accepted); the axis is within the input's rank (onnxruntime: "axis 64 is not in valid
+    range [-3,2]"; fuzz seed 61 case 756)."""
     p = int(attrs.get("p", 2))
-    return None if p in (1, 2) else f"p {p}: LpNormalization's order must be 1 or 2"
+    if p not in (1, 2):
+        return f"p {p}: LpNormalization's order must be 1 or 2"
+    data, axis = graph.shape(node_input(node, 0)), int(attrs.get("axis", -1))
+    if data is not None and not -len(data) <= axis < max(len(data), 1):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    return None
 
 
 def _check_reverse_sequence(graph: GraphFacts, node, attrs) -> Optional[str]:

@@ -4,7 +4,9 @@ see it).
 - QuantizeLinear / DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per
   block), the zero point has the scale's shape, QuantizeLinear's precision is 0, FLOAT or FLOAT16;
 - QLinearConv: the weight's scale and zero point are per tensor or one per output channel (called by
-  frontend/validate_windows.py, which checks QLinearConv's window).
+  frontend/validate_windows.py, which checks QLinearConv's window);
+- QLinearMatMul: a's and y's scale and zero point hold one element, b's are per tensor or per column;
+- QuantizeLinear / DequantizeLinear's block_size is not negative.
 
 Before: `DequantizeLinear(x[5, 2, 5], s[5])` (axis 1) converts, scaling by the first two values; after: "the
 scale has 5 values but axis 1 of the input (shape [5, 2, 5]) has 2 elements".
@@ -37,6 +39,8 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
     axis = int(attrs.get("axis", 1))
     if scale is not None and zero is not None and zero != scale and not _one_value(zero, scale):  # (seed 53: 114, 986)
         return f"the zero point has shape {list(zero)} but the scale {list(scale)}; they must have one shape"
+    if int(attrs.get("block_size", 0)) < 0:  # (fuzz seed 61 case 1680: "'block_size' must be non-negative.")
+        return f"block_size {attrs['block_size']} must not be negative"
     if attrs.get("precision", 0) not in _PRECISIONS:  # (seed 47 case 322: an int16 precision)
         return (f"precision {attrs['precision']} is not a type onnxruntime divides in "
                 f"({', '.join(onnx.TensorProto.DataType.Name(p) for p in _PRECISIONS[1:])})")
@@ -69,7 +73,33 @@ def check_qlinear_conv_weight(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+# ---- QLinearMatMul (fuzz seed 61) ------------------------------------------------------------------------
+
+def _check_qlinear_matmul(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """QLinearMatMul: a's and y's scale and zero point hold one element, 0-D or 1-D (onnxruntime:
+    "IsScalarOr1ElementVector(a_scale) was false"; fuzz seed 61 case 382: a [2, 4] a_scale); b's are a scalar,
+    one element, b's columns for a 2-D b, or b's shape with 1 in the second-to-last dim (onnxruntime:
+    "weight zero point must be a scalar, 1D tensor of size 1, or last to second dimension is 1")."""
+    b = graph.shape(node_input(node, 3))
+    for index, what in ((1, "a_scale"), (2, "a_zero_point"), (6, "y_scale"), (7, "y_zero_point"),
+                        (4, "b_scale"), (5, "b_zero_point")):
+        shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
+        if shape is None or any(d < 0 for d in shape) or (len(shape) <= 1 and _one_value(shape)):
+            continue
+        if index not in (4, 5):
+            return f"{what} has shape {list(shape)}; it must be a scalar (0-D or one element)"
+        if b is None or any(d < 0 for d in b):
+            continue
+        per_column = len(shape) == 1 and len(b) == 2 and shape[0] == b[1]
+        stacked = len(shape) == len(b) >= 2 and shape[-2] == 1 and shape[:-2] + shape[-1:] == b[:-2] + b[-1:]
+        if not (per_column or stacked):
+            return (f"{what} has shape {list(shape)}; for b of shape {list(b)} it must be a scalar, one value per "
+                    "column, or b's shape with 1 in the second-to-last dim")
+    return None
+
+
 CHECKS: dict[str, Callable] = {
     "QuantizeLinear": _check_quantize_axis,
     "DequantizeLinear": _check_quantize_axis,
+    "QLinearMatMul": _check_qlinear_matmul,  # (fuzz seed 61)
 }

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import TTNNRef
 from onnx2ttnn.lowering.context import LoweringContext
-from onnx2ttnn.lowering.eltwise import binary_to, intermediate, tensor_scalar, unary, unary_to
+from onnx2ttnn.lowering.eltwise import binary_to, intermediate, ranked_operand, tensor_scalar, unary, unary_to
 from onnx2ttnn.lowering.registry import register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX Selu defaults (float32 values of the paper's constants)
@@ -68,14 +69,22 @@ def leaky_relu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "leaky_relu", negative_slope=_attr(node, "alpha", 0.01))
 
 
-@register("PRelu", versions=(7, 9, 16), ttnn=("leaky_relu", "relu", "minimum", "multiply", "add"),
-          note="one-element slope: leaky_relu; else relu(x) + slope * min(x, 0)")
+@register("PRelu", versions=(7, 9, 16), ttnn=("leaky_relu", "relu", "minimum", "multiply", "add", "lt", "where"),
+          note="one-element finite slope: leaky_relu; a finite constant slope (or integers): relu(x) + slope * "
+               "min(x, 0); else where(x < 0, slope * x, x)")
 def prelu(ctx: LoweringContext, node: gs.Node) -> None:
+    """PRelu-7 (unidirectional broadcasting); 9: integers; 16: bfloat16.  The sum relu(x) + slope * min(x, 0)
+    is x for x >= 0 only while slope * 0 is 0: an infinite or NaN slope (or one computed at run time, which
+    may be) selects instead (fuzz seed 61 case 1494: an inf slope over |x| gave NaN, the spec x)."""
     x, slope = node.inputs
     out = node.outputs[0]
     value = ctx.constant(slope)
-    if value is not None and value.size == 1:
+    finite = value is not None and (value.dtype.kind in "iub" or bool(np.all(np.isfinite(value))))
+    if finite and value.size == 1:
         unary(ctx, node, "leaky_relu", negative_slope=float(value.reshape(-1)[0]))
+        return
+    if not finite and np.dtype(out.dtype).kind == "f":
+        _prelu_select(ctx, x, slope, out)
         return
     positive = intermediate(out, "positive", x.shape)
     unary_to(ctx, x, positive, "relu")
@@ -84,6 +93,15 @@ def prelu(ctx: LoweringContext, node: gs.Node) -> None:
     scaled = intermediate(out, "scaled", out.shape)
     binary_to(ctx, negative, slope, scaled, "multiply")
     binary_to(ctx, positive, scaled, out, "add")
+
+
+def _prelu_select(ctx: LoweringContext, x: gs.Tensor, slope: gs.Tensor, out: gs.Tensor) -> None:
+    """out = where(x < 0, slope * x, x): no product reaches where x >= 0 (x NaN: not < 0, so NaN)."""
+    rank = len(out.shape)
+    xr, sr = ranked_operand(ctx, x, rank), ranked_operand(ctx, slope, rank)
+    below = ctx.op("lt", [xr], xr.shape, name=out.name + "_below", input_tensor_b=0.0)
+    scaled = ctx.op("multiply", [xr, sr], out.shape, name=out.name + "_scaled")
+    ctx.bind(out, ctx.op("where", [below, scaled, xr], out.shape, name=out.name))
 
 
 @register("Elu", versions=(6, 22), ttnn=("elu",))

@@ -68,3 +68,35 @@ def test_a_loop_passing_a_value_of_another_shape_than_its_body_takes_is_refused(
     with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): it passes 'x' of shape \[2, 3\] where "
                                               r"its body takes 'v' of shape \[2, 4\]"):
         onnx2ttnn.convert(model)
+
+
+DEAD_LOOP = """
+g (float[2,3] x) => (float[2,3] y) {
+    m = Constant <value = M> ()
+    t = Constant <value = bool {1}> ()
+    z = Loop (m, t, x) <body = body (int64 i, bool c, float[2,3] v) => (bool c2, float[2,3] w) {
+        c2 = Identity (c)
+        w = Tanh (v)
+    }>
+    y = Relu (x)
+}
+"""
+
+
+@pytest.mark.parametrize("m, words", [
+    ("int64[2] {2, 2}", "its trip count M 'm' has 2 elements; it must be a scalar (one element)"),
+    ("int64[1] {2}", None),
+    ("int64[1, 1] {2}", None),
+])
+def test_a_loop_trip_count_of_several_elements_is_refused(m, words):
+    """Found by the fuzzer (seed 61 case 1908): a Loop whose M has shape [2] and whose result no output reads
+    converted (the Loop was dropped before the unroll plan could refuse its M); onnxruntime refuses it ("'Loop'
+    input 'M' should be a scalar tensor. Got shape of {2}") and runs an M of one element, [1] or [1, 1]."""
+    model = parse_model(DEAD_LOOP.replace("M>", m + ">"))
+    model.graph.node[2].name = "the_loop"
+    if words is None:
+        onnx2ttnn.convert(model)
+        return
+    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): ") as info:
+        onnx2ttnn.convert(model)
+    assert words in str(info.value)

@@ -458,3 +458,35 @@ def test_what_seed_67_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x
 ])
 def test_the_neighbours_of_what_seed_67_found_pass_validation(op, attrs, inputs, x, consts):
     import_model(_one(op, attrs, inputs, x, **consts), {})
+
+
+# ---- fuzz seed 61 ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
+    # case 756
+    ("LpNormalization", "<axis = 64, p = 1>", "x", "float[8, 1, 8]", {},
+     "axis 64 is out of range for an input of rank 3"),
+    ("LpNormalization", "<axis = -4>", "x", "float[8, 1, 8]", {}, "axis -4 is out of range for an input of rank 3"),
+    # case 998
+    ("ScatterND", "", "x, i, u", "float[3, 5, 1, 8]",
+     {"i": np.array([[2]], np.int64), "u": np.ones((8, 1, 5, 1), np.float32)},
+     "the updates have shape [8, 1, 5, 1]; indices [1, 1] into data [3, 5, 1, 8] need [1, 5, 1, 8]"),
+    # case 1836
+    ("ScatterND", "", "x, i, u", "float[8]", {"i": np.zeros((1, 3), np.int64), "u": np.ones(1, np.float32)},
+     "the indices' last dim 3 is larger than the data's rank 1"),
+])
+def test_what_seed_61_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x, consts, reason):
+    """Found by the fuzzer (seed 61 cases 756, 998, 1836): each converted, onnxruntime refuses each when it runs
+    it ("axis 64 is not in valid range [-3,2]", "updates tensor should have shape equal to indices.shape[:-1] +
+    data.shape[indices.shape[-1]:]", "last dimension of indices must not be larger than rank of input tensor")."""
+    assert rejected(_one(op, attrs, inputs, x, **consts)).endswith(f"({op}): {reason}")
+
+
+@pytest.mark.parametrize("op, attrs, inputs, x, consts", [
+    ("LpNormalization", "<axis = -3>", "x", "float[8, 1, 8]", {}),
+    ("ScatterND", "", "x, i, u", "float[3, 5, 1, 8]",
+     {"i": np.array([[2]], np.int64), "u": np.ones((1, 5, 1, 8), np.float32)}),
+    ("ScatterND", "", "x, i, u", "float[3, 5, 1, 8]", {"i": np.zeros((2, 4), np.int64), "u": np.ones(2, np.float32)}),
+])
+def test_their_seed_61_valid_neighbours_pass_validation(op, attrs, inputs, x, consts):
+    import_model(_one(op, attrs, inputs, x, **consts), {})

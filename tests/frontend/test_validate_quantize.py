@@ -52,3 +52,53 @@ def test_a_qlinear_conv_weight_scale_neither_per_tensor_nor_per_channel_is_refus
 def test_a_per_tensor_scale_and_zero_point_may_be_written_as_scalar_and_one_element(scale_shape, zero_shape):
     """[] and [1] both hold one value per tensor: onnxruntime runs the pair (a review found it refused)."""
     import_model(parsed(QUANTIZE, s=np.full(scale_shape, 0.05, np.float32), z=np.zeros(zero_shape, np.uint8)), {})
+
+
+# ---- fuzz seed 61 ------------------------------------------------------------------------------------------
+
+QLINEAR_MATMUL = """
+<ir_version: 8, opset_import: ["" : 17]>
+g (uint8[2, 4] a) => (uint8 y) {
+    y = QLinearMatMul(a, as, az, b, bs, bz, ys, yz)
+}
+"""
+_QLMM = {"as": np.float32(0.5), "az": np.uint8(0), "b": np.ones((4, 3), np.uint8), "bs": np.float32(0.5),
+         "bz": np.uint8(0), "ys": np.float32(0.5), "yz": np.uint8(0)}
+
+
+@pytest.mark.parametrize("changes, reason", [
+    ({"as": np.full((2, 4), 0.5, np.float32)}, "a_scale has shape [2, 4]; it must be a scalar"),  # case 382
+    ({"yz": np.zeros(3, np.uint8), "ys": np.full(3, 0.5, np.float32)}, "y_scale has shape [3]; it must be a scalar"),
+    ({"bs": np.full((4, 3), 0.5, np.float32), "bz": np.zeros((4, 3), np.uint8)},
+     "b_scale has shape [4, 3]; for b of shape [4, 3] it must be a scalar, one value per column"),
+    ({"bs": np.full(2, 0.5, np.float32), "bz": np.zeros(2, np.uint8)}, "b_scale has shape [2]; for b of shape [4, 3]"),
+    ({"bs": np.full(3, 0.5, np.float32)}, None),
+    ({"bs": np.full(3, 0.5, np.float32), "bz": np.zeros(3, np.uint8)}, None),
+    ({"as": np.full(1, 0.5, np.float32), "az": np.zeros(1, np.uint8)}, None),
+])
+def test_qlinear_matmul_scales_onnxruntime_refuses_are_refused(changes, reason):
+    """Found by the fuzzer (seed 61 case 382: a QLinearMatMul whose a_scale was a [2, 4] graph input, its result
+    unused, converted); onnxruntime: "IsScalarOr1ElementVector(a_scale) was false" (a and y: one element, 0-D or
+    1-D), and for b "weight zero point must be a scalar, 1D tensor of size 1, or last to second dimension is 1"
+    (probed: [3] and [1, 3] run for a [4, 3] b, [2], [3, 1] and [4, 3] are refused)."""
+    model = parsed(QLINEAR_MATMUL, **{**_QLMM, **changes})
+    if reason is None:
+        import_model(model, {})
+    else:
+        assert f"(QLinearMatMul): {reason}" in rejected(model)
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_a_negative_block_size_is_refused(op):
+    """Found by the fuzzer (seed 61 case 1680: a DequantizeLinear with block_size -1 after a QuantizeLinear, the
+    pair fused before the lowering's own check); onnxruntime refuses both ops' sessions ("'block_size' must be
+    non-negative.")."""
+    x = "float[4] x" if op == "QuantizeLinear" else "uint8[4] x"
+    text = f"""
+    <ir_version: 9, opset_import: ["" : 21]>
+    g ({x}) => (y) {{
+        y = {op}<block_size = -1>(x, s, z)
+    }}
+    """
+    assert rejected(parsed(text, s=np.float32(0.1), z=np.uint8(1))).endswith(
+        f"({op}): block_size -1 must not be negative")

@@ -75,3 +75,10 @@ def test_a_hidden_size_not_positive_and_sequence_lens_past_the_sequence_are_refu
     assert rejected(zero).endswith("(RNN): hidden_size 0 must be positive")
     lens = _recurrent("RNN", "", "x, w, r, b, s", **rnn, s=np.array([4, 5, 1], np.int32))
     assert rejected(lens).endswith("(RNN): sequence_lens holds 5, outside [0, 4]")
+
+def test_a_w_with_twice_the_gate_rows_is_refused():
+    """Found by the fuzzer (seed 61 case 1416: a GRU with hidden_size 1 and a W of 6 rows, [1, 6, 1], converted;
+    onnxruntime "Input W must have shape {1,3,1}. Actual:{1,6,1}"): W's height is the gates times hidden_size."""
+    consts = {"w": _ones(1, 30, 2), "r": GRU["r"]}
+    assert rejected(_recurrent("GRU", "", "x, w, r", **consts)).endswith(
+        "(GRU): W has shape [1, 30, 2]; it must be [1, 15, 2] (hidden_size 5)")

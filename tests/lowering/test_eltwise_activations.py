@@ -60,8 +60,29 @@ def test_prelu_with_a_scalar_slope_is_leaky_relu(tmp_path):
 
 @pytest.mark.parametrize("slope_shape", [(5,), (3, 4, 5)])
 def test_prelu_with_a_slope_tensor_broadcasts(tmp_path, slope_shape):
+    """A slope computed at run time may be infinite: the rule selects (see the next test)."""
     feeds = {"x": f32(3, 4, 5), "s": f32(*slope_shape)}
-    check(model("PRelu", feeds), feeds, tmp_path, calls=["relu", "minimum", "multiply", "add"])
+    check(model("PRelu", feeds), feeds, tmp_path, calls=["lt", "multiply", "where"], absent=["minimum"])
+
+
+@pytest.mark.parametrize("slope_shape", [(5,), (3, 4, 5)])
+def test_prelu_with_a_finite_constant_slope_is_composed(tmp_path, slope_shape):
+    feeds = {"x": f32(3, 4, 5)}
+    check(model("PRelu", feeds, consts={"s": f32(*slope_shape)}), feeds, tmp_path,
+          calls=["relu", "minimum", "multiply", "add"], absent=["where"])
+
+
+@pytest.mark.parametrize("slope", [np.array([0.5, np.inf, -np.inf, np.nan, 2.0], np.float32),
+                                   np.array([np.inf], np.float32)])
+def test_prelu_with_an_infinite_slope_gives_x_where_x_is_not_negative(tmp_path, slope):
+    """Found by the fuzzer (seed 61 case 1494: PRelu(|x|, slope) with one slope inf): the spec's PRelu is x for
+    x >= 0 whatever the slope; relu(x) + slope * min(x, 0) made inf * 0 = NaN there (onnxruntime: x)."""
+    x = np.array([[-2.0, 0.0, 3.0, -1.0, 0.5], [1.0, -3.0, -0.0, 4.0, -0.25]], np.float32)
+    feeds = {"x": x}
+    got, want, source = run(model("PRelu", feeds, consts={"s": slope}), feeds, tmp_path)
+    np.testing.assert_array_equal(got[x >= 0], x[x >= 0])
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+    assert "ttnn.where(" in source and "ttnn.leaky_relu(" not in source
 
 
 def test_prelu_after_conv_stays_in_nhwc(tmp_path):

@@ -299,3 +299,23 @@ def test_a_float16_division_precision_is_left_to_onnxruntime_and_matches_it(pair
     with pytest.raises(ConversionError, match=r"\(QuantizeLinear\): precision 5 is not a type onnxruntime divides "
                                               r"in \(FLOAT, FLOAT16\)"):
         convert(_precise(TensorProto.INT16, pair))
+
+
+def test_dynamic_quantize_linear_of_zeros_takes_scale_1_as_onnxruntime():
+    """Found by the fuzzer (seed 61 case 1875: DynamicQuantizeLinear over a Cast of an all-zero ArgMax, then
+    DequantizeLinear): the range is 0 and the spec's scale 0 / 255 leaves x / y_scale = 0 / 0; the program gave
+    y NaN and a NaN dequantized output, onnxruntime y 0, y_scale 1, y_zero_point 0 (and DequantizeLinear 0)."""
+    from tests.node.runner import execute
+    from tests.fuzz.oracle import compare
+
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dql"),
+             helper.make_node("DequantizeLinear", ["y", "s", "z"], ["d"], name="dq")]
+    model = _model(nodes, [V("x", F, [1, 8, 1, 4])],
+                   [V("y", U8, [1, 8, 1, 4]), V("s", F, []), V("z", U8, []), V("d", F, [1, 8, 1, 4])], [], opset=21)
+    feeds = {"x": np.zeros((1, 8, 1, 4), np.float32)}
+    got, leaks = execute(convert(model, dtype="fp32"), feeds)
+    import onnxruntime as ort
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for name, value in zip(("y", "s", "z", "d"), want):
+        assert compare(got[name], np.asarray(value)) == "", name
+    assert float(np.asarray(got["s"]).reshape(-1)[0]) == 1.0 and not np.isnan(got["d"]).any() and not leaks
