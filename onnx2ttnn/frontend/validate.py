@@ -5,8 +5,10 @@ Strict shape and type inference (frontend/shapes.py) already refuses incompatibl
 strides, parameters of the wrong length, dimension mismatches, mixed element types and declared shapes that
 contradict the graph.  `validate_model` checks, on the inferred ModelProto's main graph, what each op
 family's module lists (it reads the graph through frontend/validate_graph.py):
-- frontend/validate_operands.py: constant indices in range (Gather, GatherND, ScatterElements, ...), Reshape
-  keeps the element count, Gemm's C broadcasts, scalar and 1-D operands, string modes and 0/1 flags;
+- frontend/validate_indices.py: constant indices in range (Gather, GatherND, ScatterElements, ...), index and
+  update shapes;
+- frontend/validate_operands.py: Reshape keeps the element count, Gemm's inner dims agree and C broadcasts,
+  scalar and 1-D operands, string modes and 0/1 flags, the norms' axes and parameters;
 - frontend/validate_quantize.py: Quantize/DequantizeLinear axis, scale, zero point and precision, QLinearConv's
   weight scale;
 - frontend/validate_windows.py: Conv and ConvTranspose agree with their weight, and the window attributes of
@@ -30,14 +32,15 @@ from typing import Callable
 import onnx
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.frontend import validate_operands, validate_quantize, validate_recurrent, validate_windows
+from onnx2ttnn.frontend import (validate_indices, validate_operands, validate_quantize, validate_recurrent,
+                                validate_windows)
 from onnx2ttnn.frontend.validate_control_flow import validate_control_flow
 from onnx2ttnn.frontend.validate_graph import GraphFacts
 from onnx2ttnn.messages import escape_name
 
 # op type -> its check, from each family's module (no op type is in two: tests/frontend/test_validate.py)
-_CHECKS: dict[str, Callable] = {**validate_operands.CHECKS, **validate_quantize.CHECKS, **validate_windows.CHECKS,
-                                **validate_recurrent.CHECKS}
+_CHECKS: dict[str, Callable] = {**validate_operands.CHECKS, **validate_indices.CHECKS, **validate_quantize.CHECKS,
+                                **validate_windows.CHECKS, **validate_recurrent.CHECKS}
 
 
 def validate_model(model: onnx.ModelProto) -> None:

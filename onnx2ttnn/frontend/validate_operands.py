@@ -1,25 +1,18 @@
 """Validation of the data ops' operands: what strict inference lets pass but onnxruntime refuses when it runs
 the node, or what would convert into a wrong program.
-- constant indices are in range: Gather, GatherElements, ScatterElements (each index in [-s, s-1] for an
-  axis of size s) and GatherND, ScatterND (each index tuple within the dims it addresses).  An index out of
-  range is a run-time error in onnxruntime; ttnn reads whatever lies there.
 - Reshape keeps the element count: a constant target (0 copies the input dim unless allowzero, one -1 is
   inferred) or a static inferred output shape must hold as many elements as the static input.
 - Gemm's C broadcasts to the [M, N] product, PRelu's slope to X.
 - scalar and 1-D operands have that shape (Clip's bounds, Reshape's shape, Slice's starts, ...), string modes
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
-  SpaceToDepth's height and width by blocksize, GatherElements / ScatterElements' axis is within the rank,
-  CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
+  SpaceToDepth's height and width by blocksize, CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
   and a label one size (or 1 across operands), LRN's size is odd and alpha and beta are positive,
   BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank.
-- GatherElements' indices are no larger than the data in the dims other than the axis, and
-  LayerNormalization's axis is within the rank (fuzz seed 67 cases 838, 32).
-- ScatterND's indices address at most the data's rank and its updates have the shape they select, and
-  LpNormalization's axis is within the rank (fuzz seed 61).
-(Quantization parameters: frontend/validate_quantize.py.)
+- LayerNormalization's axis is within the rank (fuzz seed 67 case 32), LpNormalization's too (fuzz seed 61).
+(Indices: frontend/validate_indices.py; quantization parameters: frontend/validate_quantize.py.)
 
-Before: `y = Gather<axis=0>(x[4, 3], [50])` converts into a slice of row 2; after: "index 50 is out of range
-for axis 0 of size 4 (valid: -4 to 3)".
+Before: `y = Reshape(x[2, 3], [4, 2])` converts; after: "the target shape [4, 2] holds 8 elements but the
+input [2, 3] holds 6".
 """
 from __future__ import annotations
 
@@ -27,89 +20,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from onnx2ttnn.frontend import validate_indices
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
-
-# ---- indices -------------------------------------------------------------------------------------------
-
-def _check_axis_indices(graph: GraphFacts, node, attrs, indices_input: int = 1) -> Optional[str]:
-    """Gather, GatherElements, ScatterElements: every constant index within the axis."""
-    indices, data = graph.value(node_input(node, indices_input)), graph.shape(node_input(node, 0))
-    if indices is None or data is None or indices.size == 0:
-        return None
-    axis = int(attrs.get("axis", 0))
-    if not -len(data) <= axis < len(data):
-        return None  # strict inference refuses it
-    size = data[axis]
-    if size < 0:
-        return None
-    return _out_of_range(indices, size, f"axis {axis % len(data)}")
-
-
-def _check_nd_indices(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """GatherND, ScatterND: every constant index tuple within the data dims it addresses (ScatterND: first its
-    shapes, _check_scatter_nd_shapes)."""
-    reason = _check_scatter_nd_shapes(graph, node) if node.op_type == "ScatterND" else None
-    if reason:
-        return reason
-    indices, data = graph.value(node_input(node, 1)), graph.shape(node_input(node, 0))
-    if indices is None or data is None or indices.size == 0 or indices.ndim == 0:
-        return None
-    batch = int(attrs.get("batch_dims", 0))
-    depth = indices.shape[-1]
-    if batch + depth > len(data):
-        return None  # strict inference refuses it
-    for j in range(depth):
-        size = data[batch + j]
-        if size >= 0:
-            reason = _out_of_range(indices[..., j], size, f"dim {batch + j}")
-            if reason:
-                return reason
-    return None
-
-
-# (fuzz seed 61 cases 998, 1836)
-def _check_scatter_nd_shapes(graph: GraphFacts, node) -> Optional[str]:
-    """ScatterND: the last dim of indices (k) is at most the data's rank, and the updates have shape
-    indices.shape[:-1] + data.shape[k:] (onnxruntime: "last dimension of indices must not be larger than rank
-    of input tensor", "updates tensor should have shape equal to indices.shape[:-1] + data.shape[indices.shape
-    [-1]:]"; strict inference checks neither)."""
-    data, indices, updates = (graph.shape(node_input(node, i)) for i in range(3))
-    if data is None or indices is None or not indices or any(d < 0 for d in data + indices):
-        return None
-    depth = indices[-1]
-    if depth > len(data):
-        return f"the indices' last dim {depth} is larger than the data's rank {len(data)}"
-    want = indices[:-1] + data[depth:]
-    if updates is not None and all(d >= 0 for d in updates) and updates != want:
-        return (f"the updates have shape {list(updates)}; indices {list(indices)} into data {list(data)} need "
-                f"{list(want)}")
-    return None
-
-
-def _check_gather_nd(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """GatherND: the indices in range (above), and an output shape, where one is declared, equal to
-    `indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]` (fuzz seed 71 case 1252: ONNX inference
-    left the output of a [1] gather by [1] indices unshaped, the declared [1] stood for onnxruntime's rank-0
-    result, and the program returned shape (1,); onnxruntime only warns)."""
-    reason = _check_nd_indices(graph, node, attrs)
-    indices, data = graph.shape(node_input(node, 1)), graph.shape(node_input(node, 0))
-    out = graph.shape(node.output[0]) if node.output else None
-    if reason or indices is None or data is None or out is None or not indices or indices[-1] < 0:
-        return reason
-    batch = int(attrs.get("batch_dims", 0))
-    want = tuple(indices[:-1]) + tuple(data[batch + indices[-1]:])
-    if len(want) != len(out) or any(w >= 0 and o >= 0 and w != o for w, o in zip(want, out)):
-        return f"its output {node.output[0]!r} is declared {list(out)}, but GatherND gives {list(want)}"
-    return None
-
-
-def _out_of_range(indices: np.ndarray, size: int, where: str) -> Optional[str]:
-    values = indices.astype(np.int64, copy=False)
-    bad = values[(values < -size) | (values >= size)]
-    if bad.size == 0:
-        return None
-    return f"index {int(bad.flat[0])} is out of range for {where} of size {size} (valid: {-size} to {size - 1})"
-
 
 # ---- Reshape -------------------------------------------------------------------------------------------
 
@@ -281,38 +193,6 @@ def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
-def _check_elements_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """GatherElements, ScatterElements: the axis is within the data's rank, indices and updates have one shape,
-    and every constant index is in range."""
-    data = graph.shape(node_input(node, 0))
-    axis = int(attrs.get("axis", 0))
-    if data is not None and not -len(data) <= axis < max(len(data), 1):
-        return f"axis {axis} is out of range for an input of rank {len(data)}"
-    if node.op_type == "GatherElements":  # fuzz seed 67 case 838 (indices [1, 5] beside data [5, 4], axis 0)
-        reason = _gather_elements_indices(data, graph.shape(node_input(node, 1)), axis)
-        if reason:
-            return reason
-    if node.op_type in ("ScatterElements", "Scatter"):
-        indices, updates = graph.shape(node_input(node, 1)), graph.shape(node_input(node, 2))
-        if indices is not None and updates is not None and all(d >= 0 for d in indices + updates) \
-                and indices != updates:
-            return f"the indices (shape {list(indices)}) and the updates (shape {list(updates)}) differ in shape"
-    return _check_axis_indices(graph, node, attrs)
-
-
-def _gather_elements_indices(data, indices, axis: int) -> Optional[str]:
-    """GatherElements' indices are no larger than the data in every dim but the axis (onnxruntime: "'indices'
-    shape should have values within bounds of 'data' shape. Invalid value in indices shape is: 5"; the spec's
-    output[i][j] = data[indices[i][j]][j] reads past the data otherwise)."""
-    if data is None or indices is None or len(indices) != len(data):
-        return None
-    for dim, (size, bound) in enumerate(zip(indices, data)):
-        if dim != axis % len(data) and size >= 0 and bound >= 0 and size > bound:
-            return (f"the indices (shape {list(indices)}) are larger than the data (shape {list(data)}) in dim "
-                    f"{dim}, which is not the axis")
-    return None
-
-
 def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """LayerNormalization: the axis is within the input's rank (onnxruntime: "Unexpected axis value (16) rank of
     first input is 2"; strict inference lets it pass; fuzz seed 67 case 32)."""
@@ -445,13 +325,8 @@ def _elements(dims) -> int:
 
 
 CHECKS: dict[str, Callable] = {
-    "Gather": _check_axis_indices,
-    "GatherElements": _check_elements_axis,
     "ScatterElements": lambda graph, node, attrs: (_check_operands(graph, node, attrs)
-                                                   or _check_elements_axis(graph, node, attrs)),
-    "Scatter": _check_elements_axis,
-    "GatherND": _check_gather_nd,
-    "ScatterND": _check_nd_indices,
+                                                   or validate_indices.check_elements_axis(graph, node, attrs)),
     "Reshape": lambda graph, node, attrs: _check_operands(graph, node, attrs) or _check_reshape(graph, node, attrs),
     "DepthToSpace": _check_depth_to_space,
     "SpaceToDepth": _check_space_to_depth,

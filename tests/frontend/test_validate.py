@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnx2ttnn.frontend import validate_operands, validate_quantize, validate_recurrent, validate_windows
+from onnx2ttnn.frontend import (validate_indices, validate_operands, validate_quantize, validate_recurrent,
+                                validate_windows)
 from onnx2ttnn.frontend.importer import import_model
 from tests.frontend._validate_models import parsed, rejected
 
@@ -28,7 +29,8 @@ def test_the_first_refused_node_is_named_by_its_name_or_by_op_type_and_index():
 
 
 def test_no_op_type_is_checked_by_two_families():
-    families = [validate_operands.CHECKS, validate_quantize.CHECKS, validate_windows.CHECKS, validate_recurrent.CHECKS]
+    families = [validate_operands.CHECKS, validate_indices.CHECKS, validate_quantize.CHECKS, validate_windows.CHECKS,
+                validate_recurrent.CHECKS]
     assert all(not a.keys() & b.keys() for i, a in enumerate(families) for b in families[i + 1:])
 
 
