@@ -3,7 +3,8 @@ Asked of real ttnn 0.81.1 on the mock (allocated bytes and validity only; the mo
 (f) the L1 bytes per bank (64 banks on n150) of a [1, N] float32 row, TILE and ROW_MAJOR, N = 768 and 3072:
     a ROW_MAJOR row is one page (the whole row), and an interleaved buffer reserves the fullest bank's bytes in
     every bank (docs/ttnn-facts.md §2);
-(g) ttnn.linear with a core_grid (the compiler's float32 coded linear) and a ROW_MAJOR bias in L1;
+(g) ttnn.linear with a core_grid (the compiler's float32 coded linear) and a ROW_MAJOR bias in L1; the device
+    operations of linear with a TILE bias, with and without a core_grid;
 (h) what multiply(y, ROW_MAJOR row in L1) allocates in L1 per bank at its peak, beside its output."""
 from _common import *
 
@@ -40,6 +41,15 @@ g = ttnn.graph.end_graph_capture()
 ops = [n["params"].get("name") for n in g if n.get("node_type") == "function_start"]
 allocs = [(int(n["params"].get("size")), n["params"].get("type")) for n in g if n.get("node_type") == "buffer_allocate"]
 print(f"OK   ops {[o for o in ops if 'Operation' in o]}, allocations (bytes, buffer) {allocs}", flush=True)
+
+tile_bias = ttnn.from_torch(torch.randn(1, N), dtype=ttnn.float32, layout=TILE, device=d, memory_config=L1)
+for grid in (None, ttnn.CoreGrid(y=8, x=8)):
+    ttnn.graph.begin_graph_capture(ttnn.graph.RunMode.NORMAL)
+    o = ttnn.linear(x, w, bias=tile_bias, compute_kernel_config=cfg, core_grid=grid, memory_config=L1)
+    g = ttnn.graph.end_graph_capture()
+    ops = [n["params"].get("name") for n in g if n.get("node_type") == "function_start"]
+    print(f"OK   TILE bias, core_grid={grid}: ops {[o for o in ops if 'Operation' in o]}", flush=True)
+    ttnn.deallocate(o)
 
 print("--- Q47h multiply(y, ROW_MAJOR row in L1): L1 per bank after the call (copy freed?)", flush=True)
 before = per_bank(d, L1T)
