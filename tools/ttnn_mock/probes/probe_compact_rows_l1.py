@@ -5,7 +5,8 @@ Asked of real ttnn 0.81.1 on the mock (allocated bytes and validity only; the mo
     every bank (docs/ttnn-facts.md §2);
 (g) ttnn.linear with a core_grid (the compiler's float32 coded linear) and a ROW_MAJOR bias in L1; the device
     operations of linear with a TILE bias, with and without a core_grid;
-(h) what multiply(y, ROW_MAJOR row in L1) allocates in L1 per bank at its peak, beside its output."""
+(h) what multiply(y, ROW_MAJOR row in L1) allocates in L1 per bank at its peak, beside its output;
+(i) a ROW_MAJOR row width-sharded in [1, 32] shards: its L1 bytes per bank, and multiply / linear's bias with it."""
 from _common import *
 
 d = open_dev()
@@ -56,4 +57,16 @@ before = per_bank(d, L1T)
 y3 = ttnn.multiply(out, rm_bias, memory_config=L1)
 print(f"OK   L1 per bank grew by {per_bank(d, L1T) - before} B (the output alone: "
       f"{224 // 32 * N // 32 // 64 + (1 if (224 // 32 * N // 32) % 64 else 0)} tiles of 4096 B)", flush=True)
+print("--- Q47i a width-sharded ROW_MAJOR row: [1, 768] float32 in shards [1, 32] over 24 cores (8x3)", flush=True)
+grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 2))})
+ws = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.WIDTH_SHARDED, ttnn.BufferType.L1,
+                       ttnn.ShardSpec(grid, [1, 32], ttnn.ShardOrientation.ROW_MAJOR))
+before = per_bank(d, L1T)
+wrow = step("upload ROW_MAJOR width-sharded [1, 32] shards", lambda: ttnn.from_torch(
+    torch.randn(1, N), dtype=ttnn.float32, layout=RM, device=d, memory_config=ws))
+if wrow is not None:
+    print(f"OK   L1 per bank: {per_bank(d, L1T) - before} B", flush=True)
+    step("multiply(y L1 interleaved TILE, width-sharded ROW_MAJOR row)", lambda: ttnn.multiply(out, wrow, memory_config=L1))
+    step("linear core_grid 8x8, bias width-sharded ROW_MAJOR row", lambda: ttnn.linear(
+        x, w, bias=wrow, compute_kernel_config=cfg, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=L1))
 done(d)
