@@ -21,6 +21,7 @@ from onnx2ttnn.memory.conv_resident import NOTE as RESIDENT
 from onnx2ttnn.memory.l1_small import l1_small_size
 from onnx2ttnn.memory.plan import plan_memory
 from onnx2ttnn.passes.base import Pass, PassContext
+from onnx2ttnn.passes.decompose_layouts import PAGE_REF
 
 
 class PlaceMemory(Pass):
@@ -41,7 +42,8 @@ class PlaceMemory(Pass):
 
 
 def _pin_tile(row) -> None:
-    """Readers of `row` read it TILE (their rule had pinned it ROW_MAJOR: `_input_layouts`)."""
+    """`row` is uploaded TILE and its readers read it so (their rule had pinned it ROW_MAJOR: `_input_layouts`)."""
+    row.inputs[0].attrs["layout"] = PAGE_REF[Page.TILE]
     for reader in row.outputs:
         pins = list(reader.attrs.get("_input_layouts", ()))
         for index, tensor in enumerate(reader.inputs):
