@@ -6,7 +6,10 @@ For every ttnn call of the forward pass (parameter uploads run once in load_para
   (memory/resident.py), from L1; views and deallocations move nothing); what a call reads of a weight, a conv's
   prepared weights (DRAM reads on every call, or L1 reads when the plan keeps them resident) and an embedding's
   table rows included, is ir/weight_bytes.py's; an embedding converts a TILE table whole to ROW_MAJOR first, on
-  every call (table read and its copy written; _account_table);
+  every call (table read and its copy written; _account_table); a ROW_MAJOR operand an op tilizes (the op
+  table's `tilized_inputs`: multiply's operand beside a TILE one, linear's bias) is read, its tile-padded copy
+  written and read again, all in the operand's own buffer (docs/ttnn-facts.md §47; a linear's ROW_MAJOR bias is
+  added in a second pass even with a core grid);
 - conversion bytes: what to_memory_config / to_layout / typecast read and write;
 - epilogues: a matmul / linear with neither a program config nor a core grid runs its bias and its activation
   as programs of their own after the matmul, each reading the result back and writing it again (tt-metal
@@ -173,6 +176,11 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
             continue
         read_from = RESIDENT_CONV_LAYOUT if id(tensor) in resident else layout
         _account(cost, read_from, read_bytes(tensor, layout, node), read=True)
+        if tilized(node, index, layouts):  # the tile-padded copy: written, then read by the op (a bias: the add)
+            copy = total_bytes(tensor.shape, layout.with_(page="tile"))
+            _account(cost, layout, copy, read=False)
+            if info.cost != Cost.MATRIX:
+                _account(cost, layout, copy, read=True)
     out_layout = None
     for tensor in node.outputs:
         layout = layouts(tensor)
@@ -187,7 +195,7 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
         cost.ethernet = ccl_bytes(node.op, read_bytes(*out_layout), int(node.attrs.get("_ccl_chips", 1)))
         wire = cost.ethernet / (device.ethernet_gbps * device.ethernet_links * 1e9)
         cost.time_s, cost.bound = max((cost.time_s, cost.bound), (wire, "ethernet"), key=lambda term: term[0])
-    if out_layout is not None and _bias_apart(node, info):
+    if out_layout is not None and _bias_apart(node, info, layouts):
         _add_second_pass(cost, out_layout, "add", device, _bias_bytes(node, layouts))
     if out_layout is not None and activation_apart(node):
         _add_second_pass(cost, out_layout, node.attrs["activation"], device)
@@ -241,15 +249,31 @@ def activation_apart(node: gs.Node) -> bool:
         and _unconfigured(node)
 
 
-def _bias_apart(node: gs.Node, info: OpInfo) -> bool:
-    """A linear's bias that real ttnn adds with a binary op on the written result."""
-    return info.cost == Cost.MATRIX and len(node.inputs) > 2 and _unconfigured(node)
+def _bias_apart(node: gs.Node, info: OpInfo, layouts: Layouts = layout_of) -> bool:
+    """A linear's bias that real ttnn adds with a binary op on the written result: without a config, or a
+    ROW_MAJOR bias whatever the config (probe_compact_rows_l1.py: matmul, tilize, binary add with a core grid)."""
+    return info.cost == Cost.MATRIX and len(node.inputs) > 2 and (_unconfigured(node) or tilized(node, 2, layouts))
 
 
 def _bias_bytes(node: gs.Node, layouts: Layouts) -> tuple:
-    """(layout, bytes) of the bias the separate add reads."""
+    """(layout, bytes) of the bias the separate add reads (a ROW_MAJOR bias: its tile-padded copy)."""
     layout = layouts(node.inputs[2])
-    return (layout, total_bytes(node.inputs[2].shape, layout)) if layout is not None and layout.on_device else None
+    if layout is None or not layout.on_device:
+        return None
+    read = layout.with_(page="tile") if tilized(node, 2, layouts) else layout
+    return layout, total_bytes(node.inputs[2].shape, read)
+
+
+def tilized(node: gs.Node, index: int, layouts: Layouts = layout_of) -> bool:
+    """Input `index` is a ROW_MAJOR device operand the op tilizes first (the op table's `tilized_inputs`),
+    beside a TILE operand when the op has two tensor operands (docs/ttnn-facts.md §47)."""
+    layout = layouts(node.inputs[index]) if index < len(node.inputs) else None
+    if layout is None or not layout.on_device or layout.is_tile or index not in op_info(node.op).tilized_inputs:
+        return False
+    if op_info(node.op).cost == Cost.MATRIX:
+        return True
+    others = [layouts(t) for i, t in enumerate(node.inputs) if i != index]
+    return any(other is not None and other.on_device and other.is_tile for other in others)
 
 
 def _add_second_pass(cost: NodeCost, out: tuple, op, device: DeviceSpec, operand: Optional[tuple] = None) -> None:

@@ -112,7 +112,7 @@ def weights(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[int, tuple[gs
             layout = layouts(tensor)
             if producer is None or not is_param_upload(producer) or layout is None or id(tensor) in found:
                 continue
-            prepared = prepared_weights_format(node) if tensor is node.inputs[1] else None
+            prepared = prepared_weights_format(node) if len(node.inputs) > 1 and tensor is node.inputs[1] else None
             fmt = layout.dtype if layout.on_device else prepared or "f32"
             table = node.op == "embedding" and tensor is node.inputs[1] and layout.on_device
             nbytes = table_rows_bytes(node, layout) if table else read_bytes(tensor, layout, node)  # its rows only

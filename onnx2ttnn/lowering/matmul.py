@@ -5,6 +5,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.ir.ttnn_ops import Page
 from onnx2ttnn.lowering.context import LoweringContext
 from onnx2ttnn.lowering.registry import register
 from onnx2ttnn.lowering.weight_codes import linear_codes
@@ -56,13 +57,16 @@ def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, 
     if bias is not None:
         inputs.append(ctx.float_param((np.asarray(bias, np.float32) / scale).reshape(1, -1), out_name + "_bias",
                                       key=(out_name, "bias")))
-    y = ctx.op("linear", inputs, y_shape, name=out_name + "_codes")
+    pins = {"_input_layouts": (Page.TILE, Page.TILE, Page.ROW_MAJOR)} if bias is not None else {}
+    y = ctx.op("linear", inputs, y_shape, name=out_name + "_codes", **pins)
     producer = ctx.nodes[-1]
     producer.attrs["_float_dest"] = True  # choose-kernel-configs: HiFi4 and a float32 dest (sums of products)
     if isinstance(scale, float):  # a unit scale (QLinearMatMul's centred codes) needs no multiply
         return y if scale == 1.0 else ctx.op("multiply", [y], y_shape, name=out_name, input_tensor_b=scale)
     row = ctx.float_param(scale.reshape(1, -1), name + "_scale", key=(name, "scale"))
-    return ctx.op("multiply", [y, row], y_shape, name=out_name)
+    # the scale row ROW_MAJOR, 4 N bytes (TILE pads it to 32 rows); place-memory moves it into L1 for the
+    # multiply's tilize, or turns it back to TILE (docs/design.md §6.39)
+    return ctx.op("multiply", [y, row], y_shape, name=out_name, _input_layouts=(Page.TILE, Page.ROW_MAJOR))
 
 
 def _batch_operands(ctx: LoweringContext, x: gs.Variable, xb: gs.Variable):

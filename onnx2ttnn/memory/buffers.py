@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from onnx2ttnn.ir.aliases import is_view
-from onnx2ttnn.ir.cost import CONV_OPS, activation_apart
+from onnx2ttnn.ir.cost import CONV_OPS, activation_apart, tilized
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
@@ -36,7 +36,8 @@ class BufferFacts:
     reads: list  # (node, input index) over all members, views and deallocations excluded
     pinned: str = ""  # why it stays in DRAM whatever fits, "" when nothing pins it
     # its producer first writes an intermediate of its size in its memory, freed once it is written (a plain
-    # linear's fused activation: ir/cost.py activation_apart), so at `first` it needs its bytes twice
+    # linear's fused activation: ir/cost.py activation_apart; a ROW_MAJOR bias, added apart: ttnn-facts §47), so
+    # at `first` it needs its bytes twice
     twin: bool = False
 
     @property
@@ -83,7 +84,7 @@ def describe(buf: Buffer, last_index: int, device: DeviceSpec, scheduled: set,
     if id(root) in persistent:
         last = last_index
     producer = root.inputs[0] if root.inputs else None
-    twin = producer is not None and activation_apart(producer)
+    twin = producer is not None and (activation_apart(producer) or (producer.op == "linear" and tilized(producer, 2)))
     return BufferFacts(buf, first, last, l1, size, size, 0 if pinned else nbytes * (1 + len(reads)), reads, pinned,
                        twin)
 
@@ -160,3 +161,29 @@ def member_layout(layout: TTNNLayout, chosen) -> TTNNLayout:
     if chosen.memory_layout == "interleaved":
         return layout.with_(buffer="l1", memory_layout="interleaved")
     return chosen
+
+
+def compact_row(tensor) -> bool:
+    """A ROW_MAJOR weight every reader tilizes (ir/cost.py tilized: a coded linear's scale row, pinned ROW_MAJOR
+    by its rule): in DRAM its readers would tilize it there, read, written padded and read again, more DRAM
+    bytes than a TILE row; it is read from L1 (resident, or a planned move: moves.py) or turned back to TILE
+    (plan.py; docs/ttnn-facts.md §47, docs/design.md §6.39)."""
+    producer = tensor.inputs[0] if tensor.inputs else None
+    layout = layout_of(tensor)
+    if producer is None or producer.op != "from_torch" or not producer.attrs.get("_param") or layout is None \
+            or not layout.on_device or layout.is_tile:
+        return False
+    readers = [(node, i) for node in tensor.outputs if node.op != "deallocate"
+               for i, t in enumerate(node.inputs) if t is tensor]
+    return bool(readers) and all(tilized(node, i) for node, i in readers)
+
+
+def tilize_reserve(node, banks: int) -> int:
+    """Bytes per L1 bank the call's tilized copies of ROW_MAJOR operands take while it runs (ir/cost.py
+    tilized; allocated interleaved in the operand's buffer, L1 assumed: the planner keeps room for it)."""
+    total = 0
+    for index, tensor in enumerate(node.inputs):
+        if tilized(node, index):
+            tile = layout_of(tensor).with_(page="tile", buffer="l1", memory_layout="interleaved")
+            total += bytes_per_bank(tensor.shape, tile, banks)
+    return total

@@ -1,7 +1,9 @@
 """Candidate moves out of DRAM, planned in a PlanningView: a `to_memory_config` right after an op that always
-writes DRAM, whose copy in L1 the op's readers then read.
+writes DRAM, or after a compact row's upload (buffers.py compact_row: a ROW_MAJOR weight its readers tilize,
+which they would tilize in DRAM), whose copy in L1 the readers then read.
 
-`insert_candidates` puts one after every DRAM-only output a device op reads (not a graph output);
+`insert_candidates` puts one after every DRAM-only output a device op reads (not a graph output) and after
+every compact row;
 `remove` takes one out again.  A move is kept when its copy is in L1 under the plan and the cost model
 (ir/cost.py) says it pays (`move_pays`): its readers read fewer DRAM bytes than without it (the move
 reads the tensor from DRAM once, as each reader would have) or, DRAM bytes equal, the modelled time of
@@ -14,7 +16,7 @@ from onnx2ttnn.ir.cost import node_cost
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.liveness import Buffer
-from onnx2ttnn.memory.buffers import describe, placer, writes_dram_only
+from onnx2ttnn.memory.buffers import compact_row, describe, placer, writes_dram_only
 from onnx2ttnn.memory.view import PlanningView, ViewNode
 
 MOVE = "to_memory_config"
@@ -25,12 +27,13 @@ MOVE_GAIN = 0.98
 
 
 def insert_candidates(view: PlanningView, banks: int) -> list[ViewNode]:
-    """A move after every DRAM-only output that a device op reads (not a graph output), in schedule order."""
+    """A move after every DRAM-only output that a device op reads (not a graph output) and after every compact
+    row, in schedule order."""
     outputs = {id(t) for t in view.outputs}
     nodes, moves = [], []
     for node in view.nodes:
         nodes.append(node)
-        if not writes_dram_only(node, banks):
+        if not writes_dram_only(node, banks) and not (node.outputs and compact_row(node.outputs[0])):
             continue
         for out in node.outputs:
             layout = layout_of(out)
@@ -71,10 +74,11 @@ def move_pays(move: ViewNode, view: PlanningView, bufs: list[Buffer], chosen: di
         return ""
     placed = placer(bufs, chosen)
     members = {id(m) for m in buf.members}
+    source = placed(move.inputs[0])  # DRAM for a DRAM-only output; a compact row may be resident in L1
 
     def in_dram(tensor):
         layout = placed(tensor)
-        return layout.with_(buffer="dram", memory_layout="interleaved") if id(tensor) in members else layout
+        return layout.with_(buffer=source.buffer, memory_layout="interleaved") if id(tensor) in members else layout
 
     readers = describe(buf, 0, device, {id(node) for node in view.nodes}).reads
     nodes = list({id(node): node for node, _ in readers}.values())

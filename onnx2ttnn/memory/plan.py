@@ -28,7 +28,8 @@ from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
 from onnx2ttnn.ir.layout import TTNNLayout
 from onnx2ttnn.memory import conv_resident
-from onnx2ttnn.memory.buffers import member_layout
+from onnx2ttnn.memory.buffers import compact_row, member_layout
+from onnx2ttnn.memory.moves import MOVE
 from onnx2ttnn.memory.policies import POLICIES
 from onnx2ttnn.memory.view import PlanningView
 
@@ -91,6 +92,7 @@ class Plan:
     peak: int = 0  # bytes per core of L1 in use at the fullest point
     demoted: int = 0  # buffers the allocator replay sent back to DRAM
     resident_convs: list = field(default_factory=list)  # (conv2d, bytes per bank) whose prepared weights stay in L1
+    retiled: list = field(default_factory=list)  # compact rows read from DRAM: uploaded TILE after all (_retiled)
 
     def notes(self) -> dict:
         """The plan as module notes: summary numbers, the moves and the reasons (insert-moves adds its copies')."""
@@ -109,13 +111,17 @@ def plan_memory(graph: gs.Graph, device: DeviceSpec, policy: str) -> Plan:
     for buf in choice.buffers:
         chosen = choice.l1.get(id(buf.root))
         reason = choice.why[id(buf.root)]
+        if _retiled(buf, chosen):
+            plan.retiled.append(buf.root.tensor)
+            reason += "; TILE: a ROW_MAJOR row read from DRAM would be tilized there"
         for member in buf.members:
             if member.tensor is None:
                 continue  # a moved copy: insert-moves creates it
             plan.reasons.add(member.tensor, reason if member is buf.root else f"view of {buf.root.name}: {reason}")
             # a view of a moved copy views the DRAM original until insert-moves puts the move in
             in_graph = chosen if buf.root.tensor is not None else None
-            plan.layouts.append((member.tensor, member_layout(layout_of(member), in_graph)))
+            layout = member_layout(layout_of(member), in_graph)
+            plan.layouts.append((member.tensor, layout.with_(page="tile") if _retiled(buf, chosen) else layout))
     for conv, size in conv_resident.resident_convs(choice.conv_weights, choice.l1, choice.why):
         plan.resident_convs.append((conv.node, size))
     for item in choice.conv_weights:  # the conv's host weight and bias: why their prepared copies are where
@@ -129,3 +135,11 @@ def plan_memory(graph: gs.Graph, device: DeviceSpec, policy: str) -> Plan:
     plan.sharded_buffers = sum(1 for lay in choice.l1.values() if lay.memory_layout != "interleaved")
     plan.dram_buffers = len(choice.buffers) - len(choice.l1)
     return plan
+
+
+def _retiled(buf, chosen) -> bool:
+    """A compact row (buffers.py compact_row) neither resident in L1 nor read only through a kept move into L1:
+    uploaded TILE after all, as a ROW_MAJOR row in DRAM costs more DRAM bytes than a TILE one (ttnn-facts §47)."""
+    root = buf.root
+    return (chosen is None and root.tensor is not None and compact_row(root.tensor)
+            and any(reader.op not in (MOVE, "deallocate") for reader in root.outputs))

@@ -28,7 +28,7 @@ from onnx2ttnn.ir.traceable import persistent_buffers
 from onnx2ttnn.memory import conv_resident
 from onnx2ttnn.memory import moves as candidate_moves
 from onnx2ttnn.memory.budget import usable_l1_per_core
-from onnx2ttnn.memory.buffers import BufferFacts, describe
+from onnx2ttnn.memory.buffers import BufferFacts, describe, tilize_reserve
 from onnx2ttnn.memory.replay import replay_extent
 from onnx2ttnn.memory.resident import choose_resident
 from onnx2ttnn.memory.sharding import choose_shards
@@ -134,10 +134,10 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
 
 
 def _room(view: PlanningView, device: DeviceSpec) -> np.ndarray:
-    """Bytes per core free for tensors at each schedule index, the conv scratch reserve kept free at convs
-    (one slot more for the end of the program)."""
-    ops = [node.op for node in view.nodes] + [""]
-    return np.array([usable_l1_per_core(device, op) for op in ops], dtype=np.int64)
+    """Bytes per core free for tensors at each schedule index, the conv scratch reserve kept free at convs and
+    the tilized copies of ROW_MAJOR operands at their readers (one slot more for the end of the program)."""
+    room = [usable_l1_per_core(device, node.op) - tilize_reserve(node, device.cores) for node in view.nodes]
+    return np.array(room + [usable_l1_per_core(device, "")], dtype=np.int64)
 
 
 def _no_room(view: PlanningView, room: np.ndarray, item: BufferFacts, size: int) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from ._memconfig import DRAM_MEMORY_CONFIG, MemoryConfig
+from ._memconfig import DRAM_MEMORY_CONFIG, MemoryConfig, TensorMemoryLayout
 from ._placement import adapt_shard_spec, check_dtype_layout, plan
 from ._rounding import compute_view, to_storage
 from ._tensor import Tensor
@@ -114,3 +114,16 @@ def float_result_dtype(op: str, t: Tensor, dtype: DataType | None) -> DataType:
 
 def is_float(dtype: DataType) -> bool:
     return dtype in FLOAT_TYPES
+
+
+def tilized_copy(op: str, t, other=None):
+    """The tile-padded copy real ttnn makes of a ROW_MAJOR device operand an op reads as TILE (a binary op's
+    operand beside a TILE one, linear's bias): TilizeWithValPaddingDeviceOperation, allocated interleaved in the
+    operand's own buffer type before the op's output and freed when the call returns (docs/ttnn-facts.md §47;
+    the caller frees it with `t.deallocate(True)`).  Values unchanged.  None when `t` needs no copy."""
+    if not isinstance(t, Tensor) or t._device is None or t._layout is not Layout.ROW_MAJOR:
+        return None
+    if other is not None and (not isinstance(other, Tensor) or other._layout is not Layout.TILE):
+        return None
+    mc = MemoryConfig(TensorMemoryLayout.INTERLEAVED, t._mem.buffer_type)
+    return device_result(op, values(t), t._dtype, Layout.TILE, t._device, mc)

@@ -8,14 +8,16 @@ output dtype (input a's by default).  Supported dtypes follow the API docstrings
 always accepted.  Integer facts measured on real ttnn (tools/ttnn_mock/probes/probe_integers.py,
 docs/ttnn-facts.md): an int32 operand mixes with neither a uint32 nor a float one; divide of int32 returns FLOAT32
 unless rounding_mode is given; pow of an int32 base takes a non-negative integer scalar exponent in TILE only;
-where refuses a scalar value beside an int32 tensor value.
+where refuses a scalar value beside an int32 tensor value.  A ROW_MAJOR operand beside a TILE one is tilized first
+into a temporary tile-padded copy in its own buffer type, freed when the call returns (docs/ttnn-facts.md §47).
 """
 from __future__ import annotations
 
 import torch
 
 from ._activation import apply_activation, lhs_activations, parse_activation
-from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
+from ._common import (device_result, output_config, require_dtype, require_tile, same_device, tensor_arg,
+                      tilized_copy, values)
 from ._rounding import round_scalar
 from ._tensor import Tensor
 from ._types import DataType as D, Layout
@@ -58,6 +60,9 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
     if len(kinds) == 2 and kinds & {D.INT32, D.UINT32}:  # int32 beside uint32 or beside a float
         raise RuntimeError(f"TT_FATAL: {op}: Mixed dtype is not supported (dtype A: "
                            f"DataType::{tensors[0]._dtype.name}, dtype B: DataType::{tensors[1]._dtype.name})")
+    copies = [tilized_copy(op, a, b), tilized_copy(op, b, a)]  # a ROW_MAJOR operand beside a TILE one
+    a, b = (copy or t for copy, t in zip(copies, (a, b)))
+    like = a if isinstance(a, Tensor) else b
     x, y = _operand(op, "input_tensor_a", a, like), _operand(op, "input_tensor_b", b, like)
     if a_activations:
         x = lhs_activations(op, a, x, a_activations)
@@ -69,7 +74,11 @@ def _binary_impl(op: str, fn, allowed, a, b, dtype, memory_config, *, compare: b
         out = out.to(torch.float32 if like._dtype in _FLOAT else torch.int64)
     out_dtype = dtype or like._dtype
     mc = output_config(op, memory_config, like, out.shape, like._layout)
-    return device_result(op, out, out_dtype, like._layout, like._device, mc)
+    result = device_result(op, out, out_dtype, like._layout, like._device, mc)
+    for copy in copies:
+        if copy is not None:
+            copy.deallocate(True)
+    return result
 
 
 def _make_binary(name: str, fn, allowed=_ARITH, compare: bool = False, doc: str = "", lhs: bool = False):

@@ -22,7 +22,8 @@ import torch
 
 from ._activation import apply_activation, parse_activation, standalone_activation
 from ._fidelity import bf16_dest, fidelity_operands, kernel_config, matmul_bf16_dest
-from ._common import device_result, output_config, require_dtype, require_tile, same_device, tensor_arg, values
+from ._common import (device_result, output_config, require_dtype, require_tile, same_device, tensor_arg,
+                      tilized_copy, values)
 from ._memconfig import DRAM_MEMORY_CONFIG
 from ._program_config import check_program_config
 from ._tensor import Tensor
@@ -110,9 +111,16 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
     out_dtype = dtype or a._dtype
     x, y = _operands(op, a, b, transpose_a, transpose_b, out_dtype, config)
     out = matmul_bf16_dest(x, y) if bf16_dest(config) else torch.matmul(x, y)
+    copy = intermediate = None
     if bias is not None:
         tensor_arg(op, "bias", bias)
-        require_tile(op, "bias", bias)
+        if bias._layout is Layout.ROW_MAJOR and bias._device is not None:
+            # a ROW_MAJOR bias is added apart, whatever the config (docs/ttnn-facts.md §47): the matmul's result,
+            # the bias's tilized copy and the sum are allocated in turn
+            intermediate = device_result(op, out, out_dtype, Layout.TILE, a._device, output_config(
+                op, memory_config, a, out.shape, Layout.TILE, default=DRAM_MEMORY_CONFIG))
+        copy = tilized_copy(op, bias)
+        require_tile(op, "bias", copy or bias)
         bv = values(bias)
         n = out.shape[-1]
         if bv.shape[-1] != n or bv.numel() != n:
@@ -127,6 +135,9 @@ def _matmul_impl(op: str, a, b, bias, transpose_a, transpose_b, memory_config, d
                            "shards along width 24 must not exceed number of columns 8'); shard the input first")
     mc = output_config(op, memory_config, a, out.shape, Layout.TILE, default=DRAM_MEMORY_CONFIG)
     result = device_result(op, out, out_dtype, Layout.TILE, a._device, mc)
+    for temporary in (intermediate, copy):
+        if temporary is not None:
+            temporary.deallocate(True)
     if after is None:
         return result
     activated = after(result, memory_config=mc)  # the intermediate result is freed, as real ttnn does

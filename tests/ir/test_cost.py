@@ -241,3 +241,50 @@ def test_all_reduce_is_never_dearer_than_reduce_scatter_and_all_gather(device):
             launch = (spec.op_launch_us + spec.host_dispatch_us) * 1e-6
             assert pair == pytest.approx(one + launch, rel=1e-6, abs=1e-12)
             assert cheaper_reduction(size, chips, spec) == ("all_reduce",)
+
+
+def _scaled(row_layout: TTNNLayout, n: int = 768):
+    """multiply(y, row): y [1, 1, 224, n] float32 TILE in L1, the [1, n] float32 row in `row_layout`."""
+    y = gs.Variable("y", dtype=np.float32, shape=[1, 1, 224, n])
+    row = gs.Variable("row", dtype=np.float32, shape=[1, n])
+    out = gs.Variable("out", dtype=np.float32, shape=[1, 1, 224, n])
+    for t, layout in ((y, TTNNLayout(dtype="f32", buffer="l1")), (row, row_layout),
+                      (out, TTNNLayout(dtype="f32", buffer="l1"))):
+        set_layout(t, layout)
+    return ttnn_node("multiply", [y, row], [out])
+
+
+@pytest.mark.parametrize("buffer", ["dram", "l1"])
+def test_a_row_major_row_is_tilized_into_a_copy_in_its_own_buffer_at_every_call(buffer):
+    """ttnn-facts §47: a ROW_MAJOR [1, N] operand is read, its tile-padded copy written in the row's buffer and
+    read by the binary op: in DRAM 4 N + 2 x 128 N bytes (more than a TILE row's 128 N), in L1 none."""
+    tile = node_cost(_scaled(TTNNLayout(dtype="f32", buffer=buffer)), N150)
+    rows = node_cost(_scaled(TTNNLayout(page="row_major", dtype="f32", buffer=buffer)), N150)
+    padded, content = 32 * 768 * 4, 768 * 4
+    if buffer == "dram":
+        assert (tile.dram_read, tile.dram_write) == (padded, 0)
+        assert (rows.dram_read, rows.dram_write) == (content + padded, padded)
+    else:
+        assert rows.dram_bytes == tile.dram_bytes == 0
+        assert rows.l1_read - tile.l1_read == content and rows.l1_write - tile.l1_write == padded
+
+
+def test_a_row_major_bias_is_added_apart_even_with_a_core_grid(mlp_path):
+    """probe_compact_rows_l1.py: linear with a core grid fuses a TILE bias (one device operation) but runs a
+    ROW_MAJOR one as matmul, tilize, binary add: the result is read back and written again."""
+    from onnx2ttnn.ir.graph import layout_of
+    from onnx2ttnn.ir.layout import total_bytes
+
+    graph = onnx2ttnn.convert(mlp_path, memory="dram", weights="bf16").module.graph
+    head = [node for node in graph.nodes if node.op == "linear"][-1]
+    assert "core_grid" in head.attrs and not head.attrs.get("activation")
+    fused = node_cost(head, N150)
+    out, bias = head.outputs[0], head.inputs[2]
+    tile_bias = layout_of(bias)
+    set_layout(bias, tile_bias.with_(page="row_major"))
+    apart = node_cost(head, N150)
+    result, padded = total_bytes(out.shape, layout_of(out)), total_bytes(bias.shape, tile_bias)
+    row = total_bytes(bias.shape, layout_of(bias))
+    # the row instead of the padded bias, then the add reads the result back and the padded copy
+    assert apart.dram_read - fused.dram_read == row + result
+    assert apart.dram_write - fused.dram_write == result + padded  # the result again, the copy

@@ -120,3 +120,38 @@ def test_tensor_parallel_keeps_the_folded_weights_and_splits_the_pair():
     assert {fmt for fmt, _ in dp.quantized_weights().values()} == {"bfp8"}
     auto = convert(model, device="n300", parallel="auto", dtype="fp32")  # had fallen back to dp, tp refused
     assert "refused" not in auto.auto and set(auto.auto["times"]) == {"dp", "tp"}, auto.auto
+
+
+def _rows(module):
+    """(page, buffer) of the coded linear's [1, N] scale and bias uploads, and what their readers pin."""
+    from onnx2ttnn.ir.graph import layout_of
+
+    rows = [n.outputs[0] for n in module.graph.nodes if n.op == "from_torch" and n.attrs.get("_param")
+            and n.outputs[0].name.endswith(("_scale", "_bias"))]
+    return {t.name.rsplit("_", 1)[1]: (layout_of(t).page, layout_of(t).buffer) for t in rows}, [
+        n.attrs.get("_input_layouts") for t in rows for n in t.outputs]
+
+
+def test_the_scale_and_bias_rows_are_row_major_in_l1_and_exact():
+    """A TILE [1, N] row is padded to 32 rows (128 N bytes for 4 N); ROW_MAJOR in L1, the multiply (and the
+    linear's bias add) tilizes it there (ttnn-facts §47), at no DRAM cost, with the values unchanged."""
+    model = qdq_gemm()
+    conversion = convert(model, dtype="fp32")
+    rows, _ = _rows(conversion.module)
+    assert rows == {"scale": ("row_major", "l1"), "bias": ("row_major", "l1")}
+    assert "layout=ttnn.ROW_MAJOR_LAYOUT" in conversion.source
+    report = verify(model, conversion=conversion, inputs=_inputs())
+    assert report.passed and report.outputs[0].max_abs == 0.0, report
+
+
+def test_rows_read_from_dram_are_tile_rows_as_before():
+    """--memory dram: a ROW_MAJOR row in DRAM would be read, written back padded and read again (more DRAM bytes
+    than a TILE row), so the rows go back to TILE and their readers' pins with them."""
+    model = qdq_gemm()
+    conversion = convert(model, dtype="fp32", memory="dram")
+    rows, pins = _rows(conversion.module)
+    assert rows == {"scale": ("tile", "dram"), "bias": ("tile", "dram")}
+    assert all(pin is not None and "row_major" not in pin for pin in pins), pins
+    assert "ROW_MAJOR_LAYOUT" not in conversion.source
+    report = verify(model, conversion=conversion, inputs=_inputs())
+    assert report.passed and report.outputs[0].max_abs == 0.0, report

@@ -198,3 +198,14 @@ def test_quantized_contrib_programs_run_on_real_ttnn(ttnn_mock, case, tmp_path):
         assert "_accumulator" in Path(program).read_text()
     assert "dequantized_weight(data" in Path(program).read_text()
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
+
+
+@pytest.mark.parametrize("memory", ["auto", "dram"])
+def test_coded_linear_rows_run_on_real_ttnn(ttnn_mock, memory, tmp_path):
+    """A float32 QDQ linear on its codes with its scale and bias rows ROW_MAJOR in L1 (auto: tilized by the
+    multiply and by linear's bias add, ttnn-facts §47) or TILE in DRAM (dram): real ttnn runs it, nothing leaked."""
+    from tests.lowering.test_weight_codes import qdq_gemm
+
+    program = _convert(qdq_gemm(), tmp_path, memory, "n150", dtype="fp32")
+    assert ("ROW_MAJOR_LAYOUT" in Path(program).read_text()) == (memory == "auto")
+    _check_on_real_ttnn(ttnn_mock, program, memory, "n150")

@@ -54,6 +54,7 @@ for _name in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "eq
     declare(_name, _BINARY, height=ShardFacts((0, 1), True, "binary"), width=ShardFacts((0, 1), True, "binary"),
             comparison=_name in ("eq", "ne", "gt", "ge", "lt", "le"),
             fused_activation="activations" if _name in ("add", "subtract", "multiply") else None,  # §22
+            tilized_inputs=(0, 1) if _name == "multiply" else (),  # probed for multiply only (§47)
             **(_INT_BINARY if _name in ("add", "subtract", "multiply", "maximum", "minimum", "divide")
                else dict(integer_inputs=(0, 1))))
 declare("pow", ("input_tensor", "exponent"), **_INT_UNARY)  # an int32 base takes an integer scalar exponent

@@ -146,6 +146,9 @@ class OpInfo:
     # input positions that, in TILE layout, it copies whole into a temporary as large as the input, in the input's
     # own memory, at every call (memory/buffers.py keeps such a weight in DRAM)
     copied_tile_inputs: tuple[int, ...] = ()
+    # input positions where a ROW_MAJOR operand (beside a TILE one) is first tilized into a tile-padded copy in
+    # its own buffer, freed after the call, at every call (docs/ttnn-facts.md §47; ir/cost.py counts the copy)
+    tilized_inputs: tuple[int, ...] = ()
     view: bool = False  # may return a view sharing input 0's buffer (ir/views.py says when)
     height: Optional[ShardFacts] = None  # takes height-sharded L1 tensors (None: never used so)
     width: Optional[ShardFacts] = None  # takes width-sharded L1 tensors (None: never used so)

@@ -31,7 +31,7 @@ declare("matmul", ("input_tensor_a", "input_tensor_b"), cost=Cost.MATRIX, float3
         fused_activation="activation", **_KCC, **_PROGRAM, height=ShardFacts((0,), False, "matmul", **_MATMUL_SHARDED))
 declare("linear", ("input_tensor_a", "input_tensor_b", "bias"), keyword_inputs={"bias"}, cost=Cost.MATRIX,
         float32_result=Float32Result.DTYPE, fused_activation="activation", **_KCC, **_PROGRAM,
-        height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED))
+        height=ShardFacts((0,), False, "linear", **_MATMUL_SHARDED), tilized_inputs=(2,))  # its bias (§47)
 declare("softmax", vector_flops=5, **_KCC, height=ShardFacts((0,), True, "softmax"))
 _NORM = ("input_tensor", "weight", "bias", "residual_input_tensor")  # the residual: fuse-epilogues (§22)
 declare("layer_norm", _NORM, keyword_inputs=set(_NORM[1:]), vector_flops=8,
