@@ -6,7 +6,8 @@ ttnn's binary ops (probe_integers.py).  Only casts to uint32 / uint64, whose val
 give uint32.  A cast to a type ttnn has no counterpart
 for (float8, 4-/2-bit integers, float4/float6, strings, complex) is declined.
 
-In an fp32 program a cast of a float32 (float64, bfloat16) value to float16 is declined too, so that a host
+In an fp32 program a cast of a float32 (float64, bfloat16) value, or of an integer wider than 8 bits, to
+float16 is declined too, so that a host
 region rounds it as onnxruntime and the spec do (ttnn has no float16): passing it through kept float32's extra
 bits, which a later rounding step can turn into a whole step (fuzz seed 67 case 627: -0.8828241 is -0.8828125
 in float16, exactly -56.5 steps of a QuantizeLinear scale 1/64, which rounds to -56; unrounded, -56.501 gave
@@ -56,10 +57,15 @@ def cast(ctx: LoweringContext, node: gs.Node) -> None:
 
 
 def _narrows(source, to: np.dtype) -> bool:
-    """Whether casting a float of ONNX type `source` (a numpy dtype, or ONNX's enum for bfloat16) to `to` is a
-    cast to float16 that can change the value: from float32, float64 or bfloat16 (whose range is float32's)."""
+    """Whether casting a value of ONNX type `source` (a numpy dtype, or ONNX's enum for bfloat16) to `to` is a
+    cast to float16 that can change the value: from float32, float64 or bfloat16 (whose range is float32's),
+    or from an integer type wider than 8 bits (float16 holds integers exactly up to 2048 only: 2049 -> 2048,
+    70000 -> inf; the review of 2026-12-02)."""
     if to.name != "float16":
         return False
     if isinstance(source, int):
         return source == onnx.TensorProto.BFLOAT16
-    return source is not None and np.dtype(source).name in ("float32", "float64", "bfloat16")
+    if source is None:
+        return False
+    source = np.dtype(source)
+    return source.name in ("float32", "float64", "bfloat16") or (source.kind in "iu" and source.itemsize > 1)

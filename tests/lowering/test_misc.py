@@ -95,3 +95,17 @@ def test_a_cast_to_float16_in_a_float32_program_rounds_as_the_spec_says():
     assert want[0, 0] == -56.0  # np.round is half to even, as ONNX's Round
     assert leaks == []
     np.testing.assert_array_equal(np.asarray(outputs["y"]), want)
+
+
+def test_a_cast_from_a_wide_integer_to_float16_in_a_float32_program_rounds_too():
+    """Found in review: int32 2049 -> float16 is 2048 and 70000 is inf (onnxruntime, the spec); the program passed
+    the int32 values through.  Integers wider than 8 bits now go to the host region as floats do."""
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["h"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "int16", [helper.make_tensor_value_info("x", TensorProto.INT32, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    from onnx2ttnn.verify import verify
+
+    report = verify(m, inputs={"x": np.array([2049, 4097, 65519, 70000], np.int32)}, dtype="fp32")
+    assert report.passed, report.text()
