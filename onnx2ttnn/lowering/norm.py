@@ -99,13 +99,23 @@ def log_softmax_1(ctx: LoweringContext, node: gs.Node) -> None:
 
 # --- layer / rms normalisation ----------------------------------------------------------------------------
 
-def _affine_param(ctx: LoweringContext, tensor: gs.Tensor, norm_shape, width: int, what: str) -> gs.Variable:
-    """A scale/bias broadcast to the normalised dims, as the [1, width] vector ttnn's norms take."""
+def _affine_param(ctx: LoweringContext, tensor: gs.Tensor, norm_shape, width: int, what: str,
+                  full_shape) -> gs.Variable:
+    """A scale/bias broadcast to the normalised dims, as the [1, width] vector ttnn's norms take.  The spec's
+    function multiplies (adds) it with numpy broadcasting against the whole input: leading 1s are dropped
+    ([1, 1, 4] for the last dim), one that varies over the dims before the normalised ones is declined (ttnn's
+    norms take one row), and one that does not broadcast to the input (fuzz seed 59 case 1406: [4, 2, 5, 1]
+    for an input [2, 4, 2, 5]; onnxruntime refuses it at run time) is an error naming the node."""
     value = ctx.constant(tensor)
     if value is not None:
-        if not _broadcasts_to(np.shape(value), tuple(norm_shape)):  # onnxruntime refuses it at run time
-            raise ConversionError(f"node {ctx.source!r}: {what} {tensor.name!r} of shape {list(np.shape(value))} "
-                                  f"does not broadcast to the normalised dims {list(norm_shape)}")
+        shape = np.shape(value)
+        if not _broadcasts_to(shape, tuple(full_shape)):
+            raise ConversionError(f"node {ctx.source!r}: {what} {tensor.name!r} of shape {list(shape)} does not "
+                                  f"broadcast to the input's shape {list(full_shape)}")
+        lead = max(len(shape) - len(norm_shape), 0)
+        if any(d != 1 for d in shape[:lead]):
+            ctx.decline(f"a {what} of shape {list(shape)} varies over the dims before the normalised ones")
+        value = np.reshape(value, shape[lead:])
         flat = np.broadcast_to(value, tuple(norm_shape)).reshape(1, width)
         return ctx.float_param(flat, tensor.name, key=(tensor.name, "norm", width))
     if int(np.prod(tensor.shape, dtype=np.int64)) != width:
@@ -126,9 +136,9 @@ def _last_dim_norm(ctx: LoweringContext, node: gs.Node, ttnn_op: str, axis: int,
     shape = tuple(x.shape)
     flat = _flatten_from(ctx, x, axis, out.name + "_flat_in")
     width = flat.shape[-1]
-    kwargs = {"weight": _affine_param(ctx, node.inputs[1], shape[axis:], width, "scale")}
+    kwargs = {"weight": _affine_param(ctx, node.inputs[1], shape[axis:], width, "scale", shape)}
     if bias is not None:
-        kwargs["bias"] = _affine_param(ctx, bias, shape[axis:], width, "bias")
+        kwargs["bias"] = _affine_param(ctx, bias, shape[axis:], width, "bias", shape)
     inputs = [flat] + list(kwargs.values())
     y = ctx.op(ttnn_op, inputs, flat.shape, name=out.name + ("_flat" if flat is not x else ""),
                epsilon=float(node.attrs.get("epsilon", 1e-5)))

@@ -62,8 +62,23 @@ def test_a_scale_that_does_not_broadcast_to_the_normalised_dims_is_refused(op, o
     from onnx2ttnn.errors import ConversionError
 
     m = model(op, {"x": [2, 4, 2, 5]}, [f32(4, 2, 5, 1)], {"axis": axis}, opset=opset)
-    with pytest.raises(ConversionError, match=r"does not broadcast to the normalised dims \[4, 2, 5\]"):
+    with pytest.raises(ConversionError, match=r"does not broadcast to the input's shape \[2, 4, 2, 5\]"):
         convert(m)
+
+
+@pytest.mark.parametrize("op,opset", [("LayerNormalization", 17), ("RMSNormalization", 23)])
+def test_a_scale_with_leading_ones_or_batch_dims_follows_the_specs_broadcast(op, opset):
+    """Found in review: the spec multiplies the scale with numpy broadcasting against the whole input, and
+    onnxruntime runs a [1, 1, 4] scale for the last dim (leading 1s: the device norm) and a [2, 3, 4] one that
+    varies over the batch dims (declined: a host step computes it); both had been refused."""
+    from onnx2ttnn.convert import convert
+
+    leading = model(op, {"x": [2, 3, 4]}, [f32(1, 1, 4)], {"axis": -1}, opset=opset)
+    assert verify(leading, dtype="fp32").passed
+    assert "_norm(" in convert(leading, dtype="fp32").source
+    batched = model(op, {"x": [2, 3, 4]}, [f32(2, 3, 4)], {"axis": -1}, opset=opset)
+    report = verify(batched, dtype="fp32")
+    assert report.passed, report.text()
 
 
 # --- LRN ----------------------------------------------------------------------------------------------------
