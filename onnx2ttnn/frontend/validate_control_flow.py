@@ -29,7 +29,7 @@ def validate_control_flow(graph: onnx.GraphProto, opset: int) -> None:
             reason = check(node, bodies, opset) if check is not None else None
             if not reason and node.op_type in _CARRIED and "body" in bodies:
                 shapes = _declared_shapes(current) if shapes is None else shapes
-                reason = _carried_shapes(node, bodies["body"], shapes, opset)
+                reason = _carried_shapes(node, bodies["body"], current, shapes, opset)
             if not reason and node.op_type == "Loop" and node.domain in ("", "ai.onnx"):
                 shapes = _declared_shapes(current) if shapes is None else shapes
                 reason = _loop_scalars(node, shapes)
@@ -117,30 +117,77 @@ def _declared_shapes(graph: onnx.GraphProto) -> dict[str, tuple]:
     return shapes
 
 
+def _declared_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    """{value name: its declared type} in `graph` (initializers as tensors of their dims)."""
+    types = {info.name: info.type for info in list(graph.input) + list(graph.value_info) + list(graph.output)}
+    for t in graph.initializer:
+        types[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    return types
+
+
 def _dims(info: onnx.ValueInfoProto) -> tuple:
     return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in info.type.tensor_type.shape.dim)
 
 
-def _carried_shapes(node, body: onnx.GraphProto, shapes: dict, opset: int) -> Optional[str]:
-    """The initial loop-carried values (Loop) or states (Scan) have the shapes the body declares for them, where
-    both are known: fuzz seed 79 case 1008, a Loop passing a [5, 5, 8, 3] value to a body taking [5, 5, 8, 8],
-    converted (the Loop's result unused, so removed) where onnxruntime fails in the body."""
+def _carried_shapes(node, body: onnx.GraphProto, graph: onnx.GraphProto, shapes: dict,
+                    opset: int) -> Optional[str]:
+    """Where the initial loop-carried values (Loop) or states (Scan) have other shapes than the body declares,
+    the body must still infer with the shapes it is given.  Declared shapes alone decide nothing: onnxruntime
+    runs a body declaring [] given [1], or [2] given [1] when its ops broadcast (it only warns).  But fuzz seed
+    79 case 1008 passed a [5, 5, 8, 3] value to a body adding an [8, 8] constant to it: onnxruntime fails in
+    the body, and the converter removed the unused Loop and converted the rest."""
     if node.op_type == "Loop":
-        pairs = zip(node.input[2:], body.input[2:])
+        pairs = list(enumerate(zip(node.input[2:], body.input[2:]), 2))
     else:
         first = 1 if opset < 9 else 0
         count = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
-        pairs = zip(node.input[first:len(node.input) - count], body.input)
-    for name, info in pairs:
-        given = shapes.get(name)
-        if not name or given is None or not info.type.tensor_type.HasField("shape"):
+        pairs = list(enumerate(zip(node.input[first:len(node.input) - count], body.input)))
+    given = {}
+    for index, (name, info) in pairs:
+        outer = shapes.get(name)
+        if not name or outer is None or not info.type.tensor_type.HasField("shape"):
             continue
         if node.op_type == "Scan" and opset < 9:
-            given = given[1:]  # Scan-8's states carry the batch axis first; its body sees one entry
+            outer = outer[1:]  # Scan-8's states carry the batch axis first; its body sees one entry
         declared = _dims(info)
-        if len(declared) != len(given) or any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, given)):
-            return (f"it passes {name!r} of shape {list(given)} where its body takes {info.name!r} of shape "
-                    f"{list(declared)}")
+        if len(declared) != len(outer) or any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, outer)):
+            given[index] = outer
+    if not given:
+        return None
+    failure = _body_inference_failure(body, given, _declared_types(graph), opset)
+    if failure is None:
+        return None
+    index = next(iter(given))
+    name = pairs[[i for i, _ in pairs].index(index)][1][0]
+    return (f"its body, given {name!r} of shape {list(given[index])} (it declares "
+            f"{list(_dims(body.input[index]))}), fails shape inference: {failure}")
+
+
+def _body_inference_failure(body: onnx.GraphProto, given: dict, outer_types: dict, opset: int) -> Optional[str]:
+    """ONNX's strict inference's message for `body` with input i of shape given[i] (its outputs' shapes left to
+    inference), or None when it infers, or when the body reads what cannot be typed here (a value of an outer
+    scope without a declared type, an op of another domain)."""
+    if any(n.domain not in ("", "ai.onnx") for n in body.node):
+        return None
+    copy = onnx.GraphProto()
+    copy.CopyFrom(body)
+    for index, dims in given.items():
+        elem = copy.input[index].type.tensor_type.elem_type
+        copy.input[index].CopyFrom(onnx.helper.make_tensor_value_info(copy.input[index].name, elem, list(dims)))
+    for out in copy.output:
+        out.type.tensor_type.ClearField("shape")
+    del copy.value_info[:]
+    defined = {i.name for i in copy.input} | {t.name for t in copy.initializer} | {
+        o for n in copy.node for o in n.output}
+    for name in dict.fromkeys(i for n in copy.node for i in n.input if i and i not in defined):
+        if name not in outer_types:
+            return None
+        copy.input.append(onnx.helper.make_value_info(name, outer_types[name]))
+    model = onnx.helper.make_model(copy, opset_imports=[onnx.helper.make_opsetid("", opset)])
+    try:
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except (onnx.shape_inference.InferenceError, ValueError) as exc:
+        return " ".join(str(exc).split())[:300]
     return None
 
 

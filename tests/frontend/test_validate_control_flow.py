@@ -65,9 +65,34 @@ def test_a_loop_passing_a_value_of_another_shape_than_its_body_takes_is_refused(
     }
     """)
     model.graph.node[3].name = "the_loop"
-    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): it passes 'x' of shape \[2, 3\] where "
-                                              r"its body takes 'v' of shape \[2, 4\]"):
+    with pytest.raises(ConversionError, match=r"node 'the_loop' \(Loop\): its body, given 'x' of shape \[2, 3\] "
+                                              r"\(it declares \[2, 4\]\), fails shape inference: .*Incompatible"):
         onnx2ttnn.convert(model)
+
+
+@pytest.mark.parametrize("declared, given", [([], [1]), ([1], []), ([2], [1])])
+def test_a_loop_body_declaring_other_shapes_that_still_infers_converts(declared, given):
+    """Found in review: onnxruntime runs a body declaring [] given [1] (and the reverse, and [2] given [1] where
+    the body's ops broadcast), only warning; the check refused them on the declarations alone."""
+    import numpy as np
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    from onnx2ttnn.verify import verify
+
+    body = h.make_graph([h.make_node("Identity", ["c"], ["co"]), h.make_node("Add", ["v", "one"], ["vo"])], "body",
+                        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+                         h.make_tensor_value_info("v", T.FLOAT, declared)],
+                        [h.make_tensor_value_info("co", T.BOOL, []), h.make_tensor_value_info("vo", T.FLOAT, None)],
+                        [nh.from_array(np.float32(1), "one")])
+    graph = h.make_graph([h.make_node("Loop", ["M", "", "v0"], ["vf"], body=body),
+                          h.make_node("Mul", ["vf", "x"], ["y"])], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+                         [nh.from_array(np.array(3, np.int64), "M"),
+                          nh.from_array(np.full(given, 2.0, np.float32), "v0")])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    report = verify(model, inputs={"x": np.array([1.0], np.float32)}, dtype="fp32")
+    assert report.passed, report.text()
 
 
 DEAD_LOOP = """
