@@ -85,6 +85,7 @@ class LoweringContext:
         self._host: dict[str, tuple[gs.Variable, str]] = {}  # values a fallback left on the host (+ source)
         self._undo: list[tuple[dict, object, object]] = []  # (table, key, previous value or _MISSING)
         self._counts: dict[str, int] = {}  # model-wide budgets the rules draw on (lowering/recurrent_unroll.py)
+        self.index_reads: dict[str, bool] = {}  # indices' source -> read only as one table's rows (tensor_ops.py)
         self.dequantized: dict[str, np.ndarray] = {}  # Module.dequantized: folded weights -> quantization steps
         self.weight_dtypes: dict[str, tuple[str, str]] = {}  # dequantized weight -> (device dtype, why)
         self.weights = "bf16"  # Options.weights: the format of float weights (lowering/weight_dtype.py)

@@ -157,7 +157,8 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     table, idx = ctx.constant(data), ctx.constant(indices)
     if table is not None and idx is None and axis % table.ndim == 0 and table.ndim == 2:
         ids = ctx.value(indices)
-        if ids.dtype.kind == "f" or not _device_uint32(ids) or not _read_only_as_indices(indices):
+        if ids.dtype.kind == "f" or not _device_uint32(ids) or not _read_only_as_indices(ctx, indices,
+                                                                                          table.shape[0]):
             ids = _wrap_negative(ctx, indices, table.shape[0], out.name)  # not uint32 on the device yet
         fmt = embedding_dtype(ctx, data.name, table)
         weight = ctx.float_param(table, data.name, key=(data.name, "embedding"), dtype=fmt)
@@ -251,25 +252,46 @@ def _device_uint32(ids: gs.Variable) -> bool:
     return False
 
 
-def _read_only_as_indices(indices: gs.Tensor) -> bool:
+def _read_only_as_indices(ctx, indices: gs.Tensor, rows: int) -> bool:
     """Whether the values behind `indices` (through casts and reshapes, up to a graph input) are read only as
-    Gather indices: their upload may then be uint32 (the program wraps negative ones on the host,
-    decompose-layouts `_index_rows`); another reader (an Add, an Equal) must see them signed, as given, so the
-    indices are wrapped on the device instead."""
+    the row indices of Gathers lowered to ttnn.embedding on tables of `rows` rows: their upload may then be
+    uint32 (the program wraps negative ones on the host, decompose-layouts `_index_rows`, which asks the same
+    of the ttnn graph).  Any other reader (an Add, an Equal, a Gather along another axis or of another table
+    height, a graph output) must see them as given, so the indices are wrapped on the device instead.  One walk
+    per source (`ctx.index_reads`), whatever the number of Gathers sharing it."""
     source = indices
     while source.inputs and source.inputs[0].op in PASS_THROUGH and source.inputs[0].inputs:
         source = source.inputs[0].inputs[0]
+    key = f"{source.name}@{rows}"
+    if key not in ctx.index_reads:
+        ctx.index_reads[key] = _only_embedding_rows(ctx, source, rows)
+    return ctx.index_reads[key]
+
+
+def _only_embedding_rows(ctx, source: gs.Tensor, rows: int) -> bool:
     pending = [source]
     while pending:
         value = pending.pop()
+        if value.name in ctx.output_names:
+            return False
         for consumer in value.outputs:
             if consumer.op in PASS_THROUGH and consumer.inputs[0] is value:
                 pending.extend(consumer.outputs)
             elif consumer.op in ("Shape", "Size"):  # reads the shape, not the values
                 continue
-            elif consumer.op != "Gather" or consumer.inputs[1] is not value or consumer.inputs[0] is value:
+            elif not _embedding_of(ctx, consumer, value, rows):
                 return False
     return True
+
+
+def _embedding_of(ctx, node: gs.Node, indices: gs.Tensor, rows: int) -> bool:
+    """Whether `node` is a Gather the rule above lowers to ttnn.embedding, with `indices` its indices and a
+    table of `rows` rows."""
+    if node.op != "Gather" or node.inputs[1] is not indices or node.inputs[0] is indices:
+        return False
+    table = ctx.constant(node.inputs[0])
+    return (table is not None and table.ndim == 2 and int(node.attrs.get("axis", 0)) % 2 == 0
+            and int(table.shape[0]) == rows)
 
 
 def _wrap_negative(ctx, indices: gs.Tensor, size: int, name: str) -> gs.Variable:

@@ -196,3 +196,33 @@ def test_a_gather_index_out_of_range_once_folded_is_refused_not_wrapped():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     with pytest.raises(ConversionError, match=r"index 50 is out of range for axis 0 of size 4 \(valid: -4 to 3\)"):
         convert(model, fallback=False)
+
+
+@pytest.mark.parametrize("readers", ["echoed", "axis1", "two_heights"])
+def test_negative_input_ids_with_other_readers_are_wrapped_on_the_device(readers):
+    """Found in review: ids also a graph output, also the indices of a Gather along axis 1, or of tables of two
+    heights, took the host wrap's uint32 upload path without its wrap (the lowering and decompose-layouts
+    disagreed on "read only as indices") and the program refused -1.  Now they are wrapped on the device."""
+    import numpy as np
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    from onnx2ttnn.verify import verify
+
+    rng = np.random.default_rng(3)
+    inits = [nh.from_array(rng.standard_normal((10, 4)).astype(np.float32), "t1")]
+    nodes = [h.make_node("Gather", ["t1", "ids"], ["g1"])]
+    outputs = [h.make_tensor_value_info("g1", T.FLOAT, [1, 4, 4])]
+    if readers == "echoed":
+        outputs.append(h.make_tensor_value_info("ids", T.INT64, [1, 4]))
+    elif readers == "axis1":
+        inits.append(nh.from_array(rng.standard_normal((4, 10)).astype(np.float32), "t3"))
+        nodes.append(h.make_node("Gather", ["t3", "ids"], ["g3"], axis=1))
+        outputs.append(h.make_tensor_value_info("g3", T.FLOAT, [4, 1, 4]))
+    else:
+        inits.append(nh.from_array(rng.standard_normal((8, 4)).astype(np.float32), "t2"))
+        nodes.append(h.make_node("Gather", ["t2", "ids"], ["g2"]))
+        outputs.append(h.make_tensor_value_info("g2", T.FLOAT, [1, 4, 4]))
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("ids", T.INT64, [1, 4])], outputs, inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    report = verify(model, inputs={"ids": np.array([[-1, -8, 3, 0]], np.int64)}, dtype="fp32")
+    assert report.passed, report.text()
