@@ -181,6 +181,9 @@ def _check_pool(graph: GraphFacts, node, attrs) -> Optional[str]:
             return f"the input has rank {len(data)}; it needs a batch, a channel and at least one spatial dim"
         return None
     reason = _check_window_attrs(graph, node, attrs)
+    # (onnxruntime: "storage_order == 0 || storage_order == 1 was false"; fuzz seed 97 case 1608)
+    if not reason and attrs.get("storage_order", 0) not in (0, 1):
+        reason = f"storage_order {attrs['storage_order']} must be 0 or 1"
     if reason or not attrs.get("ceil_mode", 0):
         return reason
     if data is not None and len(data) >= 3:

@@ -490,3 +490,15 @@ def test_what_seed_61_found_onnxruntime_refusing_is_refused(op, attrs, inputs, x
 ])
 def test_their_seed_61_valid_neighbours_pass_validation(op, attrs, inputs, x, consts):
     import_model(_one(op, attrs, inputs, x, **consts), {})
+
+
+def test_a_max_pool_storage_order_other_than_0_or_1_is_refused():
+    """Fuzz seed 97 case 1608: MaxPool storage_order -3 converted (onnxruntime: "storage_order == 0 ||
+    storage_order == 1 was false")."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[1, 3, 5] x) => (float[1, 3, 3] y) {
+        y = MaxPool<kernel_shape = [3], storage_order = -3>(x)
+    }
+    """)
+    assert rejected(model).endswith("(MaxPool): storage_order -3 must be 0 or 1")
