@@ -68,3 +68,25 @@ def test_a_nan_float_attribute_is_refused_but_a_nan_constant_is_not():
     }
     """
     import_model(parsed(constant), {})
+
+
+def test_a_required_input_left_out_is_refused_before_onnxruntime_sees_it():
+    """Fuzz seed 101 case 1888: `Sum(x, "", c)` (an entry of Sum's variadic list left out) is a segmentation
+    fault in onnxruntime's run, which verify and the weight-gain measurement reach; it is refused first.  An
+    optional input left out (Clip's min) stays valid."""
+    import pytest
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    import onnx2ttnn
+    from onnx2ttnn.errors import ConversionError
+
+    def model(op, inputs):
+        graph = h.make_graph([h.make_node(op, inputs, ["y"], name="n")], "g",
+                             [h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+                             [h.make_tensor_value_info("y", T.FLOAT, [1, 4])],
+                             [nh.from_array(np.full(4, 6.0, np.float32), "c"), nh.from_array(np.float32(6), "m")])
+        return h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+
+    with pytest.raises(ConversionError, match=r"node 'n' \(Sum\): input 1 \(data_0\) is left out"):
+        onnx2ttnn.convert(model("Sum", ["x", "", "c"]))
+    onnx2ttnn.convert(model("Clip", ["x", "", "m"]))
