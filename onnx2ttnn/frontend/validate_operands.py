@@ -284,6 +284,28 @@ def _check_concat(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
+def _check_variadic(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """Max, Min, Sum, Mean before version 8 take inputs of one shape (broadcasting came with 8; onnxruntime runs
+    version 6 only on equal shapes: fuzz seed 103 case 1786, a Min-6 of [2], [5, 2] and [1], converted)."""
+    if graph.schema_version(node) >= 8:
+        return None
+    shapes = [graph.static_shape(name) for name in node.input if name]
+    known = [s for s in shapes if s is not None]
+    if len(known) == len(shapes) and len(set(known)) > 1:
+        return (f"its inputs have shapes {', '.join(str(list(s)) for s in known)}; version "
+                f"{graph.schema_version(node)} takes one shape (broadcasting came with version 8)")
+    return None
+
+
+def _check_instance_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
+    """The input has a batch, a channel and a spatial dim at least (onnxruntime: "Invalid input data: number of
+    dimensions is less than 3"; fuzz seed 103 case 1060, a rank-1 input, was an internal error)."""
+    data = graph.shape(node_input(node, 0))
+    if data is not None and len(data) < 3:
+        return f"the input has rank {len(data)}; it needs a batch, a channel and at least one spatial dim"
+    return None
+
+
 def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """p is 1 or 2, the only orders the spec defines (onnxruntime: "p_ == 1 || p_ == 2 was false"; fuzz seed 59
     case 1816: p 3 was accepted); the axis is within the input's rank (onnxruntime: "axis 64 is not in valid
@@ -341,6 +363,8 @@ CHECKS: dict[str, Callable] = {
     "ReverseSequence": _check_reverse_sequence,
     "LayerNormalization": _check_layer_norm,  # (fuzz seed 67 case 32)
     "LpNormalization": _check_lp_norm,
+    "InstanceNormalization": _check_instance_norm,
+    **{op: _check_variadic for op in ("Max", "Min", "Sum", "Mean")},
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
                                     "Gelu", "Resize", "Squeeze", "If", "Mod")
        + _REDUCE},

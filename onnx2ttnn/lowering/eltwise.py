@@ -70,8 +70,12 @@ def unary(ctx: LoweringContext, node: gs.Node, ttnn_op: str, **attrs) -> None:
 
 
 def unary_to(ctx: LoweringContext, tensor: gs.Tensor, out: gs.Tensor, ttnn_op: str, **attrs) -> None:
-    """`out = ttnn_op(tensor)`, keeping the input's form."""
+    """`out = ttnn_op(tensor)`, keeping the input's form.  An integer input is int32 first: an argmin's or an
+    index upload's uint32 is refused by ttnn's unary ops (ttnn.neg: "unsupported dtype DataType::UINT32";
+    fuzz seed 103 case 888), and negating one needs a signed type anyway (the typecast is dropped where the
+    tensor is int32 already)."""
     x, form = ctx.value_with_form(tensor)
+    x = ctx.as_int32(x, out.name + "_signed")
     ctx.bind(out, ctx.op(ttnn_op, [x], x.shape, name=out.name, **attrs), form)
 
 

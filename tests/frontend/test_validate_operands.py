@@ -502,3 +502,30 @@ def test_a_max_pool_storage_order_other_than_0_or_1_is_refused():
     }
     """)
     assert rejected(model).endswith("(MaxPool): storage_order -3 must be 0 or 1")
+
+
+def test_what_seed_103_found_onnxruntime_refusing_is_refused():
+    """Fuzz seed 103 cases 1060 and 1786: an InstanceNormalization of a rank-1 input was an internal error
+    (onnxruntime: "Invalid input data: number of dimensions is less than 3"), and a Min-6 of [2], [5, 2] and [1]
+    converted with broadcasting, which came with version 8."""
+    norm = parsed("""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) {
+        y = InstanceNormalization(x, s, b)
+    }
+    """, s=np.float32(-1), b=np.float32(0.5))
+    assert rejected(norm).endswith("(InstanceNormalization): the input has rank 1; it needs a batch, a channel and "
+                                   "at least one spatial dim")
+    minimum = parsed("""
+    <ir_version: 8, opset_import: ["" : 7]>
+    g (float[5, 2] x) => (float[5, 2] y) {
+        y = Min(a, x)
+    }
+    """, a=np.ones(2, np.float32))
+    assert "(Min): its inputs have shapes [2], [5, 2]; version 6 takes one shape" in rejected(minimum)
+    import_model(parsed("""
+    <ir_version: 8, opset_import: ["" : 8]>
+    g (float[5, 2] x) => (float[5, 2] y) {
+        y = Min(a, x)
+    }
+    """, a=np.ones(2, np.float32)), {})

@@ -141,3 +141,20 @@ def test_celu_with_alpha_0_runs_on_the_host_as_onnxruntime_computes_it():
         assert "ttnn.celu" not in convert(m, dtype="fp32").source
         report = verify(m, inputs=feeds, dtype="fp32")
         assert report.passed, report.text()
+
+
+def test_neg_of_an_argmin_is_signed():
+    """Fuzz seed 103 case 888: Neg of an ArgMin (uint32 on the device) crashed the simulator as it would real
+    ttnn ("ttnn.neg: unsupported dtype DataType::UINT32"); the indices are int32 first."""
+    from onnx import TensorProto as T, helper as h
+
+    from onnx2ttnn.verify import verify
+
+    nodes = [h.make_node("ArgMin", ["x"], ["i"], axis=1, keepdims=0), h.make_node("Neg", ["i"], ["n"]),
+             h.make_node("Cast", ["n"], ["y"], to=T.FLOAT)]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [3, 4])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [3])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    for dtype in ("fp32", "bf16"):
+        report = verify(m, dtype=dtype)
+        assert report.passed, report.text()
