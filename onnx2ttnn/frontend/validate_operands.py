@@ -194,12 +194,23 @@ def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 
 def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """LayerNormalization: the axis is within the input's rank (onnxruntime: "Unexpected axis value (16) rank of
-    first input is 2"; strict inference lets it pass; fuzz seed 67 case 32)."""
+    """LayerNormalization, RMSNormalization: the axis is within the input's rank (onnxruntime: "Unexpected axis
+    value (16) rank of first input is 2"; strict inference lets it pass; fuzz seed 67 case 32), and the scale
+    and bias broadcast with the normalised dims X.shape[axis:], numpy's rule (onnxruntime: "Scale and
+    (optional) bias must match X.shape[axis:] or be NumPy-broadcastable to it"; fuzz seed 101 cases 18, 506:
+    a [5, 1] scale for [5, 2, 1], an unused node the converter then removed)."""
     data = graph.shape(node_input(node, 0))
     axis = int(attrs.get("axis", -1))
-    if data is not None and not -len(data) <= axis < len(data):
+    if data is None:
+        return None
+    if not -len(data) <= axis < len(data):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
+    normalised = data[axis % len(data):]
+    for index, what in ((1, "scale"), (2, "bias")):
+        shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
+        if shape is not None and any(a >= 0 and b >= 0 and 1 not in (a, b) and a != b
+                                     for a, b in zip(reversed(shape), reversed(normalised))):
+            return f"the {what} of shape {list(shape)} does not broadcast with the normalised dims {list(normalised)}"
     return None
 
 
@@ -362,6 +373,7 @@ CHECKS: dict[str, Callable] = {
     "MeanVarianceNormalization": _check_mvn,
     "ReverseSequence": _check_reverse_sequence,
     "LayerNormalization": _check_layer_norm,  # (fuzz seed 67 case 32)
+    "RMSNormalization": _check_layer_norm,
     "LpNormalization": _check_lp_norm,
     "InstanceNormalization": _check_instance_norm,
     **{op: _check_variadic for op in ("Max", "Min", "Sum", "Mean")},

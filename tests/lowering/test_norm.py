@@ -62,7 +62,8 @@ def test_a_scale_that_does_not_broadcast_to_the_normalised_dims_is_refused(op, o
     from onnx2ttnn.errors import ConversionError
 
     m = model(op, {"x": [2, 4, 2, 5]}, [f32(4, 2, 5, 1)], {"axis": axis}, opset=opset)
-    with pytest.raises(ConversionError, match=r"does not broadcast to the input's shape \[2, 4, 2, 5\]"):
+    with pytest.raises(ConversionError, match=r"the scale of shape \[4, 2, 5, 1\] does not broadcast with the "
+                                              r"normalised dims \[4, 2, 5\]"):
         convert(m)
 
 
