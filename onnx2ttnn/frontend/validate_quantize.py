@@ -6,7 +6,8 @@ see it).
 - QLinearConv: the weight's scale and zero point are per tensor or one per output channel (called by
   frontend/validate_windows.py, which checks QLinearConv's window);
 - QLinearMatMul: a's and y's scale and zero point hold one element, b's are per tensor or per column;
-- QuantizeLinear / DequantizeLinear's block_size is not negative.
+- QuantizeLinear / DequantizeLinear's block_size is not negative, and a positive one has a scale of the
+  input's rank.
 
 Before: `DequantizeLinear(x[5, 2, 5], s[5])` (axis 1) converts, scaling by the first two values; after: "the
 scale has 5 values but axis 1 of the input (shape [5, 2, 5]) has 2 elements".
@@ -46,6 +47,9 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
                 f"({', '.join(onnx.TensorProto.DataType.Name(p) for p in _PRECISIONS[1:])})")
     if data is not None and "axis" in attrs and not -max(len(data), 1) <= axis < max(len(data), 1):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
+    if int(attrs.get("block_size", 0)) > 0 and data is not None and scale is not None and len(scale) != len(data):
+        # (onnxruntime: "quant_block_size" in PrepareForQDQ; fuzz seed 71 cases 228, 1026: a scalar scale)
+        return f"block_size {attrs['block_size']} needs a scale of the input's rank {len(data)}, not {list(scale)}"
     if data is None or scale is None or len(scale) == 0 or scale == (1,) or any(d < 0 for d in scale):
         return None
     if not -len(data) <= axis < len(data):  # (seed 79 case 1156: the default axis 1, a rank-1 input, an [8] scale)

@@ -102,3 +102,15 @@ def test_a_negative_block_size_is_refused(op):
     """
     assert rejected(parsed(text, s=np.float32(0.1), z=np.uint8(1))).endswith(
         f"({op}): block_size -1 must not be negative")
+
+
+def test_a_blocked_dequantize_with_a_scale_of_another_rank_is_refused():
+    """Fuzz seed 71 cases 228 and 1026: DequantizeLinear block_size 3 with a scalar scale (an unused node, which
+    the converter removed and converted the rest; onnxruntime fails in PrepareForQDQ's quant_block_size check)."""
+    model = parsed("""
+    <ir_version: 9, opset_import: ["" : 21]>
+    g (uint8[4] x) => (float[4] y) {
+        y = DequantizeLinear<block_size = 3>(x, s)
+    }
+    """, s=np.float32(0.5))
+    assert rejected(model).endswith("(DequantizeLinear): block_size 3 needs a scale of the input's rank 1, not []")
