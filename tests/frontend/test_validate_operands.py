@@ -529,3 +529,15 @@ def test_what_seed_103_found_onnxruntime_refusing_is_refused():
         y = Min(a, x)
     }
     """, a=np.ones(2, np.float32)), {})
+
+
+def test_a_gather_elements_of_a_scalar_is_refused():
+    """Fuzz seed 79 case 1838: GatherElements of a rank-0 value with axis 0 converted (onnxruntime: "axis 0 is
+    not in valid range [-0,-1]"; the spec asks rank >= 1)."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float x) => (float[1] y) {
+        y = GatherElements<axis = 0>(x, i)
+    }
+    """, i=np.zeros(1, np.int64))
+    assert "(GatherElements): axis 0 is out of range for an input of rank 0" in rejected(model)
