@@ -16,7 +16,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.accuracy import tail_float32
-from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32
+from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32, device_uint32, is_integer_value
 from onnx2ttnn.lowering.registry import lookup, register
 
 # ONNX op -> (ttnn op, schema versions checked).  Version 1 of the older ops (with the legacy
@@ -70,12 +70,12 @@ def unary(ctx: LoweringContext, node: gs.Node, ttnn_op: str, **attrs) -> None:
 
 
 def unary_to(ctx: LoweringContext, tensor: gs.Tensor, out: gs.Tensor, ttnn_op: str, **attrs) -> None:
-    """`out = ttnn_op(tensor)`, keeping the input's form.  An integer input is int32 first: an argmin's or an
-    index upload's uint32 is refused by ttnn's unary ops (ttnn.neg: "unsupported dtype DataType::UINT32";
-    fuzz seed 103 case 888), and negating one needs a signed type anyway (the typecast is dropped where the
-    tensor is int32 already)."""
+    """`out = ttnn_op(tensor)`, keeping the input's form.  A uint32 input (an argmin's, an index upload's) is
+    int32 first: ttnn's unary ops refuse uint32 (ttnn.neg: "unsupported dtype DataType::UINT32"; fuzz seed 103
+    case 888), and negating one needs a signed type anyway."""
     x, form = ctx.value_with_form(tensor)
-    x = ctx.as_int32(x, out.name + "_signed")
+    if is_integer_value(x) and device_uint32(x):
+        x = ctx.as_int32(x, out.name + "_signed")
     ctx.bind(out, ctx.op(ttnn_op, [x], x.shape, name=out.name, **attrs), form)
 
 

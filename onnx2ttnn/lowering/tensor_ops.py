@@ -9,7 +9,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.index_inputs import PASS_THROUGH
 from onnx2ttnn.ir.ttnn_ops import Dtype, Page, op_info
-from onnx2ttnn.lowering.context import NHWC, LoweringContext
+from onnx2ttnn.lowering.context import NHWC, LoweringContext, device_uint32
 from onnx2ttnn.lowering.registry import register
 from onnx2ttnn.lowering.weight_dtype import embedding_dtype
 
@@ -157,7 +157,7 @@ def gather(ctx: LoweringContext, node: gs.Node) -> None:
     table, idx = ctx.constant(data), ctx.constant(indices)
     if table is not None and idx is None and axis % table.ndim == 0 and table.ndim == 2:
         ids = ctx.value(indices)
-        if ids.dtype.kind == "f" or not _device_uint32(ids) or not _read_only_as_indices(ctx, indices,
+        if ids.dtype.kind == "f" or not device_uint32(ids) or not _read_only_as_indices(ctx, indices,
                                                                                           table.shape[0]):
             ids = _wrap_negative(ctx, indices, table.shape[0], out.name)  # not uint32 on the device yet
         fmt = embedding_dtype(ctx, data.name, table)
@@ -232,26 +232,6 @@ def _gather_runtime(ctx, node: gs.Node, axis: int) -> gs.Variable:
     return _reshape(ctx, y, out.shape, out.name)
 
 
-def _device_uint32(ids: gs.Variable) -> bool:
-    """Whether integer indices are uint32 on the device: an argmax result or a typecast pinned to uint32
-    (through ops that keep their input's dtype), or an upload read through views only (assign-layouts uploads
-    it as uint32 for embedding; the program refuses a negative value at upload time rather than let it wrap).
-    Other integers are int32 (signed: negative indices are wrapped from the end first)."""
-    var, views_only = ids, True
-    while var.inputs:
-        producer = var.inputs[0]
-        if producer.op == "argmax" or producer.attrs.get("_dtype") == "u32":
-            return True
-        if producer.op == "from_torch":  # an upload checks its values fit uint32 (negative ones are refused)
-            return views_only
-        info = op_info(producer.op)
-        if producer.attrs.get("_dtype") or info.output_dtype != Dtype.FOLLOWS_INTEGER_INPUT or not producer.inputs:
-            return False
-        views_only = views_only and info.view
-        var = producer.inputs[0]
-    return False
-
-
 def _read_only_as_indices(ctx, indices: gs.Tensor, rows: int) -> bool:
     """Whether the values behind `indices` (through casts and reshapes, up to a graph input) are read only as
     the row indices of Gathers lowered to ttnn.embedding on tables of `rows` rows: their upload may then be
@@ -305,7 +285,7 @@ def _wrap_negative(ctx, indices: gs.Tensor, size: int, name: str) -> gs.Variable
     uploaded = producer is not None and producer.op == "from_torch" and np.dtype(indices.dtype).kind == "i"
     if ids.dtype.kind == "f":
         dtype, pinned = ids.dtype, {}
-    elif uploaded or not _device_uint32(ids):
+    elif uploaded or not device_uint32(ids):
         dtype, pinned = np.int32, {"_dtype": "i32"}
     else:
         return ids
