@@ -166,9 +166,10 @@ def _carried_shapes(node, body: onnx.GraphProto, graph: onnx.GraphProto, shapes:
 def _body_inference_failure(body: onnx.GraphProto, given: dict, outer_types: dict, opset: int) -> Optional[str]:
     """ONNX's strict inference's message for `body` with input i of shape given[i] (its outputs' shapes left to
     inference), or None when it infers, or when the body reads what cannot be typed here (a value of an outer
-    scope without a declared type, an op of another domain)."""
-    if any(n.domain not in ("", "ai.onnx") for n in body.node):
-        return None
+    scope without a declared type, an op of another domain, a nested body)."""
+    if any(n.domain not in ("", "ai.onnx") or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                                                   for a in n.attribute) for n in body.node):
+        return None  # (a nested body may read outer values this copy does not declare)
     copy = onnx.GraphProto()
     copy.CopyFrom(body)
     for index, dims in given.items():
