@@ -142,7 +142,7 @@ def _carried_shapes(node, body: onnx.GraphProto, graph: onnx.GraphProto, shapes:
         first = 1 if opset < 9 else 0
         count = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
         pairs = list(enumerate(zip(node.input[first:len(node.input) - count], body.input)))
-    given = {}
+    given, names = {}, {}
     for index, (name, info) in pairs:
         outer = shapes.get(name)
         if not name or outer is None or not info.type.tensor_type.HasField("shape"):
@@ -151,15 +151,14 @@ def _carried_shapes(node, body: onnx.GraphProto, graph: onnx.GraphProto, shapes:
             outer = outer[1:]  # Scan-8's states carry the batch axis first; its body sees one entry
         declared = _dims(info)
         if len(declared) != len(outer) or any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, outer)):
-            given[index] = outer
+            given[index], names[index] = outer, name
     if not given:
         return None
     failure = _body_inference_failure(body, given, _declared_types(graph), opset)
     if failure is None:
         return None
     index = next(iter(given))
-    name = pairs[[i for i, _ in pairs].index(index)][1][0]
-    return (f"its body, given {name!r} of shape {list(given[index])} (it declares "
+    return (f"its body, given {names[index]!r} of shape {list(given[index])} (it declares "
             f"{list(_dims(body.input[index]))}), fails shape inference: {failure}")
 
 

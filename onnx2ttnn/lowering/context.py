@@ -58,26 +58,6 @@ def is_integer_value(tensor: gs.Tensor) -> bool:
     return tensor.dtype is not None and np.dtype(tensor.dtype).kind in "iu"
 
 
-def device_uint32(ids: gs.Variable) -> bool:
-    """Whether integer indices are uint32 on the device: an argmax result or a typecast pinned to uint32
-    (through ops that keep their input's dtype), or an upload read through views only (assign-layouts uploads
-    it as uint32 for embedding; the program refuses a negative value at upload time rather than let it wrap).
-    Other integers are int32 (signed: negative indices are wrapped from the end first)."""
-    var, views_only = ids, True
-    while var.inputs:
-        producer = var.inputs[0]
-        if producer.op == "argmax" or producer.attrs.get("_dtype") == "u32":
-            return True
-        if producer.op == "from_torch":  # an upload checks its values fit uint32 (negative ones are refused)
-            return views_only
-        info = op_info(producer.op)
-        if producer.attrs.get("_dtype") or info.output_dtype != Dtype.FOLLOWS_INTEGER_INPUT or not producer.inputs:
-            return False
-        views_only = views_only and info.view
-        var = producer.inputs[0]
-    return False
-
-
 def check_int32(value, what: str) -> None:
     """ConversionError unless every integer in `value` fits the device's int32 (uploading one that does not
     would wrap it: 2^40 becomes 0)."""

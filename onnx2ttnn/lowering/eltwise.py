@@ -15,8 +15,9 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.ir.ttnn_ops import Dtype, op_info
 from onnx2ttnn.lowering.accuracy import tail_float32
-from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32, device_uint32, is_integer_value
+from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32, is_integer_value
 from onnx2ttnn.lowering.registry import lookup, register
 
 # ONNX op -> (ttnn op, schema versions checked).  Version 1 of the older ops (with the legacy
@@ -57,6 +58,27 @@ def is_integer(tensor: gs.Tensor) -> bool:
 def intermediate(out: gs.Tensor, suffix: str, shape) -> gs.Variable:
     """An ONNX-level tensor for a partial result of a rule that lowers one node to several ttnn ops."""
     return gs.Variable(f"{out.name}_{suffix}", dtype=out.dtype, shape=[int(d) for d in shape])
+
+
+def device_uint32(ids: gs.Variable) -> bool:
+    """Whether integer indices are uint32 on the device: an argmax result or a typecast pinned to uint32
+    (through ops that keep their input's dtype), or an upload read through views only (assign-layouts uploads
+    it as uint32 for embedding; the program refuses a negative value at upload time rather than let it wrap).
+    Other integers are int32 (signed: negative indices are wrapped from the end first)."""
+    var, views_only = ids, True
+    while var.inputs:
+        producer = var.inputs[0]
+        if producer.op == "argmax" or producer.attrs.get("_dtype") == "u32":
+            return True
+        if producer.op == "from_torch":  # an upload checks its values fit uint32 (negative ones are refused)
+            return views_only
+        info = op_info(producer.op)
+        if producer.attrs.get("_dtype") or info.output_dtype != Dtype.FOLLOWS_INTEGER_INPUT or not producer.inputs:
+            return False
+        views_only = views_only and info.view
+        var = producer.inputs[0]
+    return False
+
 
 
 # ---- unary ----------------------------------------------------------------------------------------------

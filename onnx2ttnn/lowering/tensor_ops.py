@@ -8,8 +8,9 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.index_inputs import PASS_THROUGH
-from onnx2ttnn.ir.ttnn_ops import Dtype, Page, op_info
-from onnx2ttnn.lowering.context import NHWC, LoweringContext, device_uint32
+from onnx2ttnn.ir.ttnn_ops import Page
+from onnx2ttnn.lowering.context import NHWC, LoweringContext
+from onnx2ttnn.lowering.eltwise import device_uint32
 from onnx2ttnn.lowering.registry import register
 from onnx2ttnn.lowering.weight_dtype import embedding_dtype
 
