@@ -273,11 +273,11 @@ def _formats_line(formats: dict) -> list[str]:
 
 
 def _dtype_line(notes: dict) -> list[str]:
-    """The summary line of --dtype auto for a model that quantizes activations: what it settled on and why
-    (passes/settle_dtype.py)."""
+    """The summary line of --dtype auto for a quantized model: what it settled on and why (passes/settle_dtype.py;
+    a float model's bf16 goes without saying)."""
     if "quantizers" not in notes:
         return []
-    return [f"dtype: {notes['dtype']} (auto: {notes['quantizers']} quantized activations; {notes['why']})"]
+    return [f"dtype: {notes['dtype']} (auto: {notes['why']})"]
 
 
 def _gain_line(notes: dict) -> list[str]:

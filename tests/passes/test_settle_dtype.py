@@ -80,3 +80,18 @@ def test_the_summary_says_what_auto_chose_and_why(tmp_path):
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("dtype:"))
     assert line.startswith("dtype: fp32 (auto: 2 quantized activations; bf16 values would cost y ") and "over" in line
+
+
+def test_a_qlinear_operator_makes_auto_fp32_and_its_codes_onnxruntimes():
+    """A QLinearMatMul of every product of a uint8 and an int8 code at decimal scales: bf16's dequantize chain
+    misses onnxruntime's codes (integer outputs are compared exactly); auto computes in float32 and gives them."""
+    from tests.lowering.test_quantize_operators import _matmul, _model as qlinear_model
+
+    node, inits = _matmul(np.arange(-127, 128, dtype=np.int8)[None, :], np.float32(0.05), (0.05, 0.25))
+    model = qlinear_model(node, [256, 1], [256, 255], inits)
+    inputs = {"x": np.arange(256, dtype=np.uint8)[:, None]}
+    assert not verify(model, inputs=inputs, dtype="bf16").passed
+    conversion = convert(model)
+    assert conversion.module.compute_dtype == "fp32"
+    assert conversion.module.notes["settle-dtype"]["operators"] == 1
+    assert verify(model, inputs=inputs).passed
