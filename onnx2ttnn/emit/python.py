@@ -25,6 +25,7 @@ from onnx2ttnn.ir.program_config import ProgramConfig
 from onnx2ttnn.ir.sdpa_config import SDPAConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.traceable import TracePlan, trace_plan
+from onnx2ttnn.fallback.values import is_value_var
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, op_info
 
 PROGRAM_CONFIGS = (ProgramConfig, SDPAConfig)  # the program configs a call may pass, each defined once
@@ -202,7 +203,7 @@ class PythonEmitter:
         """`run_region(params['region k'], {ONNX input: (tensor, numpy dtype)}, (torch dtypes,))`."""
         feeds = ", ".join(f"{ascii(name)}: ({(pieces or {}).get(id(t), self.name(t))}, {ascii(dtype)})"
                           for (name, dtype), t in zip(node.attrs["_region_feeds"], node.inputs))
-        results = ", ".join(torch_dtype(node, d) for d in node.attrs["_region_results"])
+        results = ", ".join("None" if d is None else torch_dtype(node, d) for d in node.attrs["_region_results"])
         shapes = tuple(tuple(int(d) for d in t.shape) if _static(t.shape) else None for t in node.outputs)
         return (f"run_region(params[{ascii(region_key(node.attrs['_region']))}], {{{feeds}}}, "
                 f"({results}{',' if len(node.attrs['_region_results']) == 1 else ''}), {literal(shapes)})")
@@ -230,6 +231,8 @@ class PythonEmitter:
                 calls = per_chip.per_piece(self, node, lambda p: self.host_call(node, p))
                 return f"{targets} = {f'zip(*{calls})' if len(node.outputs) > 1 else calls}"
             return f"{targets} = {self.host_call(node)}"
+        if node.op == HOST_OUTPUT and node.attrs.get("_torch_dtype") is None:  # a sequence or map: as it is
+            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}"
         if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
             dtype, source = torch_dtype(node, node.attrs.get("_torch_dtype")), self.name(node.inputs[0])
             text = per_chip.joined(self, node, source, f".to({dtype})") if per_chip.pieces_of(node) else \
@@ -288,7 +291,8 @@ class PythonEmitter:
             traced.traced_parts(self, w, inputs)
         program_main.main(w, self.module.mesh, settle=bool(self.settle),
                           fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
-                          l1_small_size=self.module.l1_small_size)
+                          l1_small_size=self.module.l1_small_size,
+                          values=any(is_value_var(t) for t in graph.outputs))
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 

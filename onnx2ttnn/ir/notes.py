@@ -83,8 +83,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "forward pass (settle_weights) and the cost model reads them from L1", (PLACE,), ("emit", "convert", "report"), ops=("conv2d",)),
     Note("output", str, "the graph output this download (or host fallback's result) returns",
          (LOWER,), ("ir-dump",), ops=("to_torch", HOST_OUTPUT)),
-    Note("torch_dtype", TorchDtype, "the torch dtype the program casts a host tensor to: a download's result "
-         "(its ONNX dtype, or what host fallbacks compute in), a host fallback's result before its upload",
+    Note("torch_dtype", Optional[TorchDtype], "the torch dtype the program casts a host tensor to: a download's "
+         "result (its ONNX dtype, or what host fallbacks compute in), a host fallback's result before its upload; "
+         "None on a graph output that is a sequence or map (returned as is, fallback/values.py)",
          (LOWER, DECOMPOSE), ("emit",), ops=("to_torch", "from_torch", HOST_OUTPUT),
          required_on=("to_torch", HOST_OUTPUT)),
     Note("shape", Shape, "the shape a host tensor is reshaped to: after a download (its ONNX shape) or before "
@@ -118,8 +119,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("region_feeds", tuple[tuple[str, str], ...], "a host region's model inputs, one per call input: (ONNX "
          "name, numpy dtype onnxruntime takes)", (LOWER,), ("emit",), ops=(HOST_REGION,),
          required_on=(HOST_REGION,)),
-    Note("region_results", tuple[TorchDtype, ...], "the torch dtype each output of a host region is kept in on "
-         "the host (what host fallbacks compute in)", (LOWER,), ("emit",), ops=(HOST_REGION,),
+    Note("region_results", tuple[Optional[TorchDtype], ...], "the torch dtype each output of a host region is "
+         "kept in on the host (what host fallbacks compute in); None for a sequence or map, kept as onnxruntime "
+         "returns it (fallback/values.py)", (LOWER,), ("emit",), ops=(HOST_REGION,),
          required_on=(HOST_REGION,)),
     Note("helper", str, "the torch function a host fallback calls (fallback/host/<family>.py)", (LOWER,),
          ("emit",), ops=(HOST_COMPUTE,), required_on=(HOST_COMPUTE,)),

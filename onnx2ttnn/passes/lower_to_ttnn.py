@@ -25,6 +25,7 @@ from onnx import TensorProto
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
 from onnx2ttnn.fallback.absorb import absorbed
+from onnx2ttnn.fallback.values import VALUE_DTYPE, is_value
 from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
                                         onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
@@ -61,7 +62,8 @@ class LowerToTTNN(Pass):
         outputs = self._download_outputs(graph, lctx, bfloat16)
         _drop_unused_uploads(lctx)
         module.inputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in lowered.inputs]
-        module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
+        module.outputs = [TensorSpec(t.name, tuple(t.shape) if t.shape is not None else None, np.dtype(t.dtype))
+                          for t in outputs]  # (a sequence or map: no shape, dtype object)
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=lowered.inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
         module.rounding = None  # (no pass after this one judges weights)
@@ -195,6 +197,12 @@ class LowerToTTNN(Pass):
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
             computed = lctx.host_result(t)
+            if computed is not None and is_value(t):  # a sequence or map from a host region: returned as is
+                host = gs.Variable(t.name, dtype=VALUE_DTYPE)
+                lctx.nodes.append(ttnn_node(HOST_OUTPUT, [computed], [host], lctx.source, _output=t.name,
+                                            _torch_dtype=None))
+                outputs.append(host)
+                continue
             if computed is not None:  # a host fallback computed it: no round trip through the device
                 host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(computed.shape))
                 lctx.nodes.append(ttnn_node(HOST_OUTPUT, [computed], [host], lctx.source, _output=t.name,
@@ -233,7 +241,7 @@ class _Lowered:
             if not is_static(t.shape):
                 dynamic.add(t.name)
             shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
-            dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
+            dtype = FLOAT if t.dtype is None or is_value(t) or np.dtype(t.dtype).kind in "fb" else INDEX
             lctx.bind(t, gs.Variable(t.name + "_region", dtype=dtype, shape=shape))
 
 
