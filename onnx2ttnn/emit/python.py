@@ -231,8 +231,6 @@ class PythonEmitter:
                 calls = per_chip.per_piece(self, node, lambda p: self.host_call(node, p))
                 return f"{targets} = {f'zip(*{calls})' if len(node.outputs) > 1 else calls}"
             return f"{targets} = {self.host_call(node)}"
-        if node.op == HOST_OUTPUT and node.attrs.get("_torch_dtype") is None:  # a sequence or map: as it is
-            return f"{self.name(node.outputs[0])} = {self.name(node.inputs[0])}"
         if node.op == HOST_OUTPUT:  # a host fallback's result returned as a graph output, in its ONNX dtype
             dtype, source = torch_dtype(node, node.attrs.get("_torch_dtype")), self.name(node.inputs[0])
             text = per_chip.joined(self, node, source, f".to({dtype})") if per_chip.pieces_of(node) else \

@@ -361,7 +361,8 @@ def lower_region(ctx, region: Region) -> None:
                                   "program cannot carry to onnxruntime")
     inputs = [ctx.host_value(t, REGION_FALLBACK) for t in region.inputs]
     # a graph output onnxruntime decides the shape of keeps its symbolic dims (the program returns it as is)
-    outputs = [gs.Variable(f"{t.name}_host", dtype=VALUE_DTYPE) if is_value(t) else
+    # (a sequence or map is a graph output: the region's result is the program's, under the output's name)
+    outputs = [gs.Variable(t.name, dtype=VALUE_DTYPE) if is_value(t) else
                gs.Variable(f"{t.name}_host", dtype=np.dtype(t.dtype),
                            shape=[int(d) if isinstance(d, int) else None for d in t.shape] if t.shape is not None
                            else None) for t in region.outputs]

@@ -83,9 +83,8 @@ NOTES: dict[str, Note] = {n.key: n for n in (
          "forward pass (settle_weights) and the cost model reads them from L1", (PLACE,), ("emit", "convert", "report"), ops=("conv2d",)),
     Note("output", str, "the graph output this download (or host fallback's result) returns",
          (LOWER,), ("ir-dump",), ops=("to_torch", HOST_OUTPUT)),
-    Note("torch_dtype", Optional[TorchDtype], "the torch dtype the program casts a host tensor to: a download's "
-         "result (its ONNX dtype, or what host fallbacks compute in), a host fallback's result before its upload; "
-         "None on a graph output that is a sequence or map (returned as is, fallback/values.py)",
+    Note("torch_dtype", TorchDtype, "the torch dtype the program casts a host tensor to: a download's result "
+         "(its ONNX dtype, or what host fallbacks compute in), a host fallback's result before its upload",
          (LOWER, DECOMPOSE), ("emit",), ops=("to_torch", "from_torch", HOST_OUTPUT),
          required_on=("to_torch", HOST_OUTPUT)),
     Note("shape", Shape, "the shape a host tensor is reshaped to: after a download (its ONNX shape) or before "

@@ -25,7 +25,7 @@ from onnx import TensorProto
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
 from onnx2ttnn.fallback.absorb import absorbed
-from onnx2ttnn.fallback.values import VALUE_DTYPE, is_value
+from onnx2ttnn.fallback.values import is_value
 from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
                                         onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
@@ -197,11 +197,8 @@ class LowerToTTNN(Pass):
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
             computed = lctx.host_result(t)
-            if computed is not None and is_value(t):  # a sequence or map from a host region: returned as is
-                host = gs.Variable(t.name, dtype=VALUE_DTYPE)
-                lctx.nodes.append(ttnn_node(HOST_OUTPUT, [computed], [host], lctx.source, _output=t.name,
-                                            _torch_dtype=None))
-                outputs.append(host)
+            if computed is not None and is_value(t):  # a sequence or map: the host region's result, as it is
+                outputs.append(computed)
                 continue
             if computed is not None:  # a host fallback computed it: no round trip through the device
                 host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(computed.shape))
