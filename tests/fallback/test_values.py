@@ -194,3 +194,14 @@ def test_onnxruntimes_own_logreg_iris_converts_and_verifies():
     report = verify(LOGREG_IRIS)
     assert report.passed, report.text()
     assert [o.name for o in report.outputs] == ["label", "probabilities"]
+
+
+def test_a_sequence_of_tensors_as_a_graph_output_comes_back_as_a_list():
+    """SplitToSequence's seq(tensor) as the model's output (before: "tensor 's' has no known dtype")."""
+    seq = h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, None))
+    graph = h.make_graph([h.make_node("Relu", ["x"], ["r"], name="relu"),
+                          h.make_node("SplitToSequence", ["r"], ["s"], axis=1, name="split")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [2, 6])], [h.make_value_info("s", seq)])
+    report = verify(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]))
+    assert report.passed, report.text()
+    assert report.outputs[0].value and report.outputs[0].shape == (6,)
