@@ -299,7 +299,11 @@ class PythonEmitter:
         w.line(f"def forward(device, params, *, {signature}):" if signature else "def forward(device, params):")
         line_map: dict[int, int] = {}
         with w.indent():
-            w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
+            if any(is_value_var(t) for t in self.module.graph.outputs):  # (fallback/values.py)
+                w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor, or a sequence or map '
+                       'as onnxruntime returns it}."""')
+            else:
+                w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
             self.statements(w, nodes, line_map)
             if self.settle:
                 w.line(conv_resident.CALL + conv_resident.COMMENT)
