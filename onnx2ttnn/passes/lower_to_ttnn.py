@@ -4,7 +4,8 @@ Reads: a fused ONNX graph with static shapes (and Module.rounding, the weights' 
 measure-weight-gain computed, which it drops).  Writes: a new graph of ttnn nodes: graph inputs are host
 tensors uploaded by `from_torch`, weights are `from_torch` nodes marked `_param` (loaded once by
 load_parameters), outputs come back through `to_torch` (those a host fallback computed are returned as
-they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or whose rule declines it
+they are, `host_output`: cast to their ONNX dtype; a sequence or map a host region returns is the output
+itself, fallback/values.py).  A node with no rule, or whose rule declines it
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count and the
 schema version the model's opset resolves to (a rule serves only the schema versions it was checked
