@@ -282,6 +282,11 @@ MODELS: list[ZooModel] = [
              member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
              shapes={"input_features": (1, 80, 800)}, ci=False,
              sha256="2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f"),
+    # a scikit-learn logistic regression (ai.onnx.ml only: LinearClassifier, Normalizer, ZipMap), one host region
+    # whose ZipMap returns a list of dicts (docs/design.md §6.41)
+    ZooModel("logreg_iris", "scikit-learn logistic regression on iris, as onnxruntime ships it (ai.onnx.ml only; "
+             "one host region)", "wheel", package="onnxruntime==1.32.0", member="onnxruntime/datasets/logreg_iris.onnx",
+             sha256="8224784c98d73412d9fd99abcd57a38568bd590980d0fbe5916464531c52e8fc"),
     # --- quantized by onnxruntime.quantization ---
     *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
                base=base, quantization=mode, ci=ci)
