@@ -13,6 +13,8 @@ weight's values tells the two apart; the network's Jacobian does.  So the gain i
      one's r^2 within its share of the budget, in the orientation its rule uploads it, weight_dtype.weight_upload:
      a conv's [KH*KW*IC, OC], a MatMul's [K, N]); each weight's errors are kept for lowering (Module.rounding),
      which judges the same arrays again (block_float.RoundingErrors: each weight rounded once per conversion);
+     with each rounded conv weight, its bias as ttnn.conv2d prepares it, in the weight's block float
+     (conv_bias_rounding.py: not counted in sum(r_i^2); its error shows as amplification);
   2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, token ids below their
      table's rows, other integers ones; frontend/index_inputs.py), with the
      exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
@@ -37,6 +39,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
+from onnx2ttnn.lowering.conv_bias_rounding import conv_bias_rounding
 from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 from onnx2ttnn.reference import PCC_THRESHOLD, close_excess
 
@@ -59,6 +62,7 @@ class WeightGain:
     spent: float = 0.0
     weights: int = 0
     why: str = ""
+    biases: int = 0  # conv biases rounded with their weights (conv_bias_rounding)
 
     @property
     def amplification(self) -> float:
@@ -77,6 +81,7 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
     rounded = {}
     candidates = list(_candidates(graph, exempt))
     compact = sum(_nbytes(tensor) for tensor, _ in candidates) >= COMPACT_BYTES
+    biases = {}
     for tensor, upload in candidates:
         values = np.asarray(tensor.values, np.float32)
         uploaded = upload.to(values)
@@ -86,19 +91,21 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
         if fmt is not None:
             back = upload.back(moved[fmt], values.shape)
             rounded[tensor.name] = (_compact(back) if compact else back, errors[fmt] ** 2)
+            biases.update(conv_bias_rounding(tensor, fmt))
         del moved
     if not rounded:
         return WeightGain(why="no weight within its share")
-    spent = sum(r2 for _, r2 in rounded.values())
+    spent, count = sum(r2 for _, r2 in rounded.values()), len(rounded)
     if spent == 0.0:  # each one exact in its block float: the rounded run would be the exact run, loss 0
-        return WeightGain(weights=len(rounded), why="the weights it would round are exact in their block floats")
+        return WeightGain(weights=count, why="the weights it would round are exact in their block floats")
+    replaced = {**{name: v for name, (v, _) in rounded.items()}, **biases}
     try:
-        exact, approx = _run_both(graph, {name: v for name, (v, _) in rounded.items()}, index_rows or {})
+        exact, approx = _run_both(graph, replaced, index_rows or {})
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: the estimate stands as it was
-        return WeightGain(spent=spent, weights=len(rounded), why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
+        return WeightGain(spent=spent, weights=count, why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
     loss = max((_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
     broken = loss > budget / 2  # the budget's promise to the weights
-    return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, len(rounded))
+    return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, count, biases=len(biases))
 
 
 def _candidates(graph: gs.Graph, exempt):

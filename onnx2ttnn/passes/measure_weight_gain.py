@@ -37,4 +37,4 @@ class MeasureWeightGain(Pass):
         module.weight_gain = found.gain
         module.notes[self.name] = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3),
                                    "loss": found.loss, "error": found.spent,
-                                   "weights": found.weights, "why": found.why}
+                                   "weights": found.weights, "biases": found.biases, "why": found.why}
