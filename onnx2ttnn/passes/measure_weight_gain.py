@@ -1,6 +1,6 @@
 """measure-weight-gain: how much the model amplifies its weights' block-float errors, measured with onnxruntime.
 
-Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights and dtype, the
+Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights, dtype and math_fidelity, the
 dequantized weights of fold-dequantize, the output tail (lowering/accuracy.py), Module.index_rows (the inputs
 are verify's).  Writes: `Module.weight_gain`, and `Module.rounding`: the rounding errors of each weight it
 judged (lowering/block_float.RoundingErrors; lower-to-ttnn asks it instead of rounding them again),
@@ -15,6 +15,7 @@ Before: PP-OCRv4's recognizer takes 42 bfloat8_b weights (verify: PCC 0.9864); a
 from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.ir.kernel_config import forced_fidelity
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.block_float import RoundingErrors
 from onnx2ttnn.lowering.weight_dtype import exponential_tail, model_error_budget, tail_weights
@@ -33,7 +34,7 @@ class MeasureWeightGain(Pass):
         tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them
         exempt = frozenset(module.dequantized) | tail_weights(module.graph, tail)
         found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt,
-                        module.index_rows, module.rounding)
+                        module.index_rows, module.rounding, forced_fidelity(ctx.options.math_fidelity))
         module.weight_gain = found.gain
         module.notes[self.name] = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3),
                                    "loss": found.loss, "error": found.spent,
