@@ -8,7 +8,7 @@ the divisor lower-to-ttnn applies to --weights auto's error budget (lowering/wei
 1, or the measured amplification when the weights auto would take lose more output PCC, in float32, than the
 budget promised them; and in the pass notes what was measured (or why nothing was).  The graph is not changed.
 Only under --weights auto in a bf16 program: other modes keep 1 and run nothing.  The measurement and its
-reasons: lowering/weight_gain.py, docs/design.md §6.30.
+reasons: lowering/weight_gain.py, docs/design.md §6.30 and §6.43 (conv biases, the fidelity's reads).
 Before: PP-OCRv4's recognizer takes 42 bfloat8_b weights (verify: PCC 0.9864); after: g = 5.1 (float32 loss
 0.0072 where the estimate said 0.0014), the budget a fifth, its weights bf16 (PCC 0.9993).
 """
