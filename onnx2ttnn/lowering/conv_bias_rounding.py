@@ -13,13 +13,10 @@ by that node alone; a bias spread over several constants takes it in the last th
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from onnx2ttnn.fusion import conv_bias, conv_bn
-from onnx2ttnn.fusion import Match, constant, other_input
+from onnx2ttnn.fusion import Match, constant, conv_bias, conv_bn, other_input
 from onnx2ttnn.lowering.block_float import bfp_round
 
 
@@ -75,7 +72,7 @@ def _bias_parts(conv: gs.Node, channels: int) -> list[tuple[gs.Constant, np.ndar
     return parts
 
 
-def _sole(tensor: gs.Tensor, channels: int) -> Optional[bool]:
+def _sole(tensor: gs.Tensor, channels: int) -> bool:
     """Whether `tensor` is a float constant of one value per channel read by one node only."""
     return (isinstance(tensor, gs.Constant) and len(tensor.outputs) == 1 and np.asarray(tensor.values).size == channels
             and np.asarray(tensor.values).dtype.kind == "f")
