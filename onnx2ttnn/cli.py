@@ -106,7 +106,7 @@ def model_options(fn):
         click.option("--memory", type=click.Choice(list(MEMORY_POLICIES)), default=Options.memory, show_default=True,
                      help="placement policy: auto (L1, height or width sharding chosen by the cost model), dram "
                           "interleaved everywhere, or L1 interleaved where it fits"),
-        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True,
+        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="auto", show_default=True,
                      help="compute dtype of float tensors"),
         click.option("--math-fidelity", "math_fidelity", type=click.Choice(list(MATH_FIDELITIES)),
                      default=Options.math_fidelity, show_default=True,
@@ -218,6 +218,7 @@ def summary(result, program: str, weights: str) -> str:
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
+        *_dtype_line(result.module.notes.get("settle-dtype", {})),
         *_gain_line(result.module.notes.get("measure-weight-gain", {})),
         *([auto_line(result.auto)] if result.auto else []),
         *_activations_line(result.module.notes.get("choose-activation-formats", {})),
@@ -269,6 +270,14 @@ def _formats_line(formats: dict) -> list[str]:
     text = ", ".join(f"{n} {_FORMAT_NAMES.get(d, d)}" for d, n in sorted(counts.items()))
     shown = "; ".join(kept[:5]) + ("; ..." if len(kept) > 5 else "")
     return [f"weight formats: {text}" + (f" (kept bf16: {shown})" if kept else "")]
+
+
+def _dtype_line(notes: dict) -> list[str]:
+    """The summary line of --dtype auto for a model that quantizes activations: what it settled on and why
+    (passes/settle_dtype.py)."""
+    if "quantizers" not in notes:
+        return []
+    return [f"dtype: {notes['dtype']} (auto: {notes['quantizers']} quantized activations; {notes['why']})"]
 
 
 def _gain_line(notes: dict) -> list[str]:

@@ -142,7 +142,7 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
     of arrays of the inputs' shapes, a model onnxruntime refuses or cannot run on the inputs (its reason);
     VerificationError when the generated program fails on the simulator where onnxruntime did not (a bug).
     """
-    threshold = PCC_THRESHOLD[conversion.options.dtype if conversion else options.get("dtype", "bf16")]
+    threshold = PCC_THRESHOLD[conversion.options.dtype if conversion else options.get("dtype", "auto")]
     with tempfile.TemporaryDirectory(prefix="onnx2ttnn-verify-") as tmp:
         program_path = os.path.join(tmp, "model_ttnn.py")
         if conversion is None:

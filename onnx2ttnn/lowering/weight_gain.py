@@ -21,7 +21,7 @@ weight's values tells the two apart; the network's Jacobian does.  So the gain i
      reader taking its activation as the weight's math fidelity reads it (operand_truncation.py: HiFi2 and LoFi
      read 6 of its 7 bits);
   3. the loss L is the largest 1 - PCC over the float outputs (an output of one element, which has no PCC, by
-     verify's closeness in the same units: _loss), the amplification a = 2 L / sum(r_i^2).
+     verify's closeness in the same units: output_loss), the amplification a = 2 L / sum(r_i^2).
 
 The budget B promised the weights a loss of at most B / 2.  When L keeps that promise, nothing changes (gain 1:
 a plain MLP with Relus measures a = 1.16 and still fits).  When L breaks it, the gain is a: lowering divides the
@@ -108,7 +108,7 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
         exact, approx = _run_both(graph, replaced, index_rows or {}, bits)
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: the estimate stands as it was
         return WeightGain(spent=spent, weights=count, why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
-    loss = max((_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
+    loss = max((output_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
     broken = loss > budget / 2  # the budget's promise to the weights
     return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, count, biases=len(biases))
 
@@ -141,52 +141,63 @@ def _compact(rounded: np.ndarray) -> np.ndarray:
 
 
 def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict, truncated=None) -> tuple[list, list]:
-    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in and
-    the activations of the weights' readers read as their fidelity reads them (`truncated`: weight -> bits;
-    operand_truncation.py, in a second session): the
-    replaced weights become graph inputs, fed the graph's own arrays in the first session; in the second, those
-    `replaced` holds in bfloat16 come in as bfloat16 inputs each cast to float32 just before its first reader
-    (_cast_inputs), so the rounded weights take half the memory.  The other constants of HANDED_BYTES or more stay
-    initializers but are handed to onnxruntime as the graph's own arrays (external initializers), so the model
-    it parses holds no weights: no serialized copy, none of its own, each lazy weight read once (into `graph`,
-    where lowering finds it)."""
+    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in and the
+    activations of the weights' readers read as their fidelity reads them (`truncated`: weight -> bits;
+    operand_truncation.py, in a second session): the replaced weights become graph inputs (onnxruntime_model), fed
+    the graph's own arrays in the first session; in the second, those `replaced` holds in bfloat16 come in as
+    bfloat16 inputs each cast to float32 just before its first reader (_cast_inputs), so the rounded weights take
+    half the memory."""
     from onnx2ttnn import ort
 
-    copy = graph.copy()
-    feeds = _inputs(copy.inputs, index_rows)
-    originals = graph.tensors()
-    exact, handed = {}, {}
-    top = {id(node) for node in copy.nodes}
-    for name, constant in copy.tensors().items():
-        if not isinstance(constant, gs.Constant):
-            continue
-        if name in replaced:
-            exact[name] = np.asarray(originals[name].values)
-            _as_input(copy, constant, exact[name])
-        elif _handed(constant, top):
-            handed[name] = np.ascontiguousarray(originals[name].values)
-            _as_input(copy, constant, handed[name])
-    model = gs.export_onnx(copy, do_type_check=False)
-    del copy
-    _external(model.graph, handed)
+    as_inputs = set(replaced)
+    model, handed, feeds = onnxruntime_model(graph, index_rows, as_inputs)
     names = [o.name for o in model.graph.output]
     session = ort.session(model.SerializeToString(), initializers=handed)
-    exact = [np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})]
+    exact = [np.asarray(a) for a in ort.run(session, names, feeds)]
     compact = {name for name, values in replaced.items() if values.dtype != np.float32}
-    if compact and _opset(model) < CAST_BFLOAT16:
+    if compact and default_opset(model) < CAST_BFLOAT16:
         replaced = {name: values.astype(np.float32) for name, values in replaced.items()}
         compact = set()
-    truncated = truncated if truncated and _opset(model) >= truncation.MIN_OPSET else {}
+    truncated = truncated if truncated and default_opset(model) >= truncation.MIN_OPSET else {}
     if compact or truncated:
         del session
         truncation.truncate_operands(model.graph, truncated)
         renamed = _cast_inputs(model.graph, compact)
         session = ort.session(model.SerializeToString(), initializers=handed)
         replaced = {renamed.get(name, name): values for name, values in replaced.items()}
-    return exact, [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})]
+    inputs = {name: values for name, values in feeds.items() if name not in as_inputs}
+    return exact, [np.asarray(a) for a in ort.run(session, names, {**inputs, **replaced})]
 
 
-def _opset(model) -> int:
+def onnxruntime_model(graph: gs.Graph, index_rows: dict, as_inputs=frozenset()) -> tuple:
+    """`graph` exported for onnxruntime: (the model, the arrays handed to its session, its feeds).  The feeds are
+    verify's seeded inputs (_inputs), plus the constants `as_inputs` names, made graph inputs and fed the graph's
+    own arrays.  The other constants of HANDED_BYTES or more stay initializers but are handed to onnxruntime as the
+    graph's own arrays (ort.session's `initializers`: external initializers), so the model it parses holds no
+    weights: no serialized copy, none of its own, each lazy weight read once (into `graph`, where lowering finds
+    it)."""
+    copy = graph.copy()
+    feeds = _inputs(copy.inputs, index_rows)
+    originals = graph.tensors()
+    handed = {}
+    top = {id(node) for node in copy.nodes}
+    for name, constant in copy.tensors().items():
+        if not isinstance(constant, gs.Constant):
+            continue
+        if name in as_inputs:
+            feeds[name] = np.asarray(originals[name].values)
+            _as_input(copy, constant, feeds[name])
+        elif _handed(constant, top):
+            handed[name] = np.ascontiguousarray(originals[name].values)
+            _as_input(copy, constant, handed[name])
+    model = gs.export_onnx(copy, do_type_check=False)
+    del copy
+    _external(model.graph, handed)
+    return model, handed, feeds
+
+
+def default_opset(model) -> int:
+    """The default domain's opset of an onnx model (0 when it imports none)."""
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
@@ -279,7 +290,7 @@ def _inputs(inputs: list, index_rows: dict) -> dict:
     return feeds
 
 
-def _loss(exact: np.ndarray, approx: np.ndarray) -> float:
+def output_loss(exact: np.ndarray, approx: np.ndarray) -> float:
     """1 - PCC of two float outputs (0 for equal ones; 1 when the rounded run gives non-finite values).  An output
     with no PCC (one element, or constant) verify judges by closeness (reference.close_excess: passing while the
     excess e is at most 1): its loss is (1 - PCC_THRESHOLD) e^2, quadratic in the error as 1 - PCC is, and equal

@@ -81,7 +81,7 @@ class LowerToTTNN(Pass):
         so that the rest lowers; with it, the regions are lowered and their nodes skipped."""
         graph = module.graph
         use_fallback = ctx.options.fallback
-        lctx = LoweringContext(ctx.options.dtype)
+        lctx = LoweringContext(module.compute_dtype)
         lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         lctx.dequantized = dict(module.dequantized)
         lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)

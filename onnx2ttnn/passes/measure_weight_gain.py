@@ -1,6 +1,7 @@
 """measure-weight-gain: how much the model amplifies its weights' block-float errors, measured with onnxruntime.
 
-Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights, dtype and math_fidelity, the
+Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights and math_fidelity,
+Module.compute_dtype, the
 dequantized weights of fold-dequantize, the output tail (lowering/accuracy.py), Module.index_rows (the inputs
 are verify's).  Writes: `Module.weight_gain`, and `Module.rounding`: the rounding errors of each weight it
 judged (lowering/block_float.RoundingErrors; lower-to-ttnn asks it instead of rounding them again),
@@ -28,7 +29,7 @@ class MeasureWeightGain(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         module.weight_gain, module.rounding = 1.0, None
-        if ctx.options.weights != "auto" or ctx.options.dtype != "bf16":
+        if ctx.options.weights != "auto" or module.compute_dtype != "bf16":
             return
         module.rounding = RoundingErrors()
         tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them

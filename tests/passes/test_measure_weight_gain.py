@@ -140,14 +140,14 @@ def test_an_output_of_one_element_counts_by_verify_s_closeness():
 
 
 def test_the_closeness_loss_is_verify_s_bound_at_verify_s_tolerance():
-    from onnx2ttnn.lowering.weight_gain import _loss
+    from onnx2ttnn.lowering.weight_gain import output_loss
     from onnx2ttnn.reference import CLOSE_ATOL, CLOSE_RTOL
 
     want = np.array([0.5])
     at_bound = want + (CLOSE_ATOL + CLOSE_RTOL * 0.5)
-    assert np.isclose(_loss(want, at_bound), 0.01) and np.isclose(_loss(want, want + (at_bound - want) / 2), 0.0025)
-    assert _loss(want, want) == 0.0 and _loss(np.full(4, 2.0), np.full(4, 2.0)) == 0.0
-    assert np.isclose(_loss(np.full(4, 2.0), np.full(4, 2.0) + 0.021), 0.01)  # constant outputs alike
+    assert np.isclose(output_loss(want, at_bound), 0.01) and np.isclose(output_loss(want, want + (at_bound - want) / 2), 0.0025)
+    assert output_loss(want, want) == 0.0 and output_loss(np.full(4, 2.0), np.full(4, 2.0)) == 0.0
+    assert np.isclose(output_loss(np.full(4, 2.0), np.full(4, 2.0) + 0.021), 0.01)  # constant outputs alike
 
 
 def _conv_with_a_large_bias():
