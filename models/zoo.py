@@ -277,6 +277,12 @@ MODELS: list[ZooModel] = [
              package="rapidocr==3.10.0", member="rapidocr/models/PP-OCRv6_det_small.onnx",
              shapes={"x": (1, 3, 320, 320)}, ci=False,
              sha256="090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f"),
+    # its conv biases go into bfloat8_b with their weights on the device: the gain measurement rounds them too
+    # (lowering/conv_bias_rounding.py), which keeps its weights bf16 (docs/design.md §6.43)
+    ZooModel("ppocr_v6_rec", "PP-OCRv6 small text recognizer (trained; SVTR, 18710-class softmax)", "wheel",
+             package="rapidocr==3.10.0", member="rapidocr/models/PP-OCRv6_rec_small.onnx",
+             shapes={"x": (1, 3, 48, 320)}, ci=False,
+             sha256="6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884"),
     ZooModel("smart_turn", "Smart Turn v3.2 turn-taking classifier, as pipecat ships it (trained; QDQ int8 "
              "Whisper-style encoder)", "wheel", package="pipecat-ai==1.14.0",
              member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",

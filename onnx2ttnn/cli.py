@@ -285,8 +285,14 @@ def _gain_line(notes: dict) -> list[str]:
     if notes.get("gain", 1.0) <= 1.0:
         return []
     return [f"weight gain: the outputs amplify the weights' block-float errors {notes['gain']:.1f}x (float32 loss "
-            f"{notes['loss']:.4f} for {notes['weights']} weights in block floats, over the budget's promise): "
+            f"{notes['loss']:.4f} for {notes['weights']} weights in block floats{_with_biases(notes)}, over the "
+            f"budget's promise): "
             f"auto's budget divided by {notes['gain']:.1f}"]
+
+
+def _with_biases(notes: dict) -> str:
+    """' and 27 conv biases' when the measurement rounded conv biases with their weights (§6.43)."""
+    return f" and {notes['biases']} conv biases" if notes.get("biases") else ""
 
 
 def _activations_line(notes: dict) -> list[str]:
