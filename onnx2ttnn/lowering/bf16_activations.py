@@ -11,7 +11,8 @@ network: ViT-B/16 QDQ loses 0.019 of its pooler output's PCC to it, BERT-base QD
 versions 0.0002.  So it is measured: onnxruntime runs the graph twice on verify's seeded inputs
 (weight_gain.onnxruntime_model), as it is, and with every float value a top-level node writes (and every float
 graph input) cast to bfloat16 and back to float32 before anything reads it.  The loss is the largest
-output_loss over the float outputs (1 - PCC, or verify's closeness for an output of one element).
+output_loss over the float outputs (1 - PCC, or verify's closeness for an output of one element), and 1 for an
+integer output (a model's codes, a label) that any value differs in: verify compares those exactly.
 
 What it does not model: the program's other roundings (bfloat8_b weights, the device's unary approximations),
 whose share of the budget other rules keep (weight_dtype.py, §6.30); values a Loop or If body reads from outside
@@ -37,6 +38,7 @@ class Bf16Loss:
     output: str = ""
     values: int = 0  # how many values the rounded run rounded
     why: str = ""
+    integer: bool = False  # `output` is an integer output (its loss: 1 when any value moved, else 0)
 
 
 def quantized_activations(graph: gs.Graph) -> int:
@@ -64,9 +66,10 @@ def measure(graph: gs.Graph, index_rows: dict) -> Bf16Loss:
         approx = [np.asarray(a) for a in ort.run(session, names, feeds)]
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: nothing measured, said why
         return Bf16Loss(why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
-    losses = [(output_loss(a, b), name) for name, a, b in zip(names, exact, approx) if a.dtype.kind == "f"]
-    loss, output = max(losses, default=(0.0, ""))
-    return Bf16Loss(loss, output, rounded)
+    losses = [(output_loss(a, b) if a.dtype.kind == "f" else _integer_loss(a, b), a.dtype.kind != "f", name)
+              for name, a, b in zip(names, exact, approx) if a.dtype.kind in "fiub"]
+    loss, integer, output = max(losses, default=(0.0, False, ""))
+    return Bf16Loss(loss, output, rounded, integer=integer)
 
 
 def _round_values(graph) -> int:
@@ -109,3 +112,7 @@ def _round_values(graph) -> int:
     graph.node.extend(nodes)
     return len(renamed)
 
+
+def _integer_loss(exact: np.ndarray, approx: np.ndarray) -> float:
+    """An integer output's loss: 0 when every value is onnxruntime's, else 1 (verify compares it exactly)."""
+    return 0.0 if np.array_equal(exact, approx) else 1.0

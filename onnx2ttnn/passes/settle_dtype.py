@@ -51,8 +51,8 @@ class SettleDtype(Pass):
         bound = (1.0 - PCC_THRESHOLD["bf16"]) * BF16_ACTIVATION_SHARE
         if found.loss > bound:
             module.compute_dtype = "fp32"
-        why = f"{codes} quantized activations; " + (found.why or (
-            f"bf16 values would cost {found.output} {found.loss:.4f} of PCC "
-            f"({'over' if found.loss > bound else 'within'} {bound:g})"))
+        cost = (f"move values of the integer output {found.output}" if found.integer and found.loss else
+                f"cost {found.output} {found.loss:.4f} of PCC ({'over' if found.loss > bound else 'within'} {bound:g})")
+        why = f"{codes} quantized activations; " + (found.why or f"bf16 values would {cost}")
         module.notes[self.name] = {"dtype": module.compute_dtype, "quantizers": codes, "loss": found.loss,
                                    "output": found.output, "values": found.values, "why": why}

@@ -95,3 +95,19 @@ def test_a_qlinear_operator_makes_auto_fp32_and_its_codes_onnxruntimes():
     assert conversion.module.compute_dtype == "fp32"
     assert conversion.module.notes["settle-dtype"]["operators"] == 1
     assert verify(model, inputs=inputs).passed
+
+
+def test_an_integer_output_that_bf16_moves_makes_auto_fp32():
+    """y = QuantizeLinear(x) at step 0.05, uint8 codes as the output: verify compares them exactly, and x in bf16
+    moves some of them by one; the PCC-like loss of a float output does not apply."""
+    graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "step", "zero"], ["y"])], "m",
+                              [V("x", F, [32, 64])], [V("y", TensorProto.UINT8, [32, 64])],
+                              initializer=[numpy_helper.from_array(np.float32(0.05), "step"),
+                                           numpy_helper.from_array(np.uint8(128), "zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    assert not verify(model, dtype="bf16").passed
+    conversion = convert(model)
+    notes = conversion.module.notes["settle-dtype"]
+    assert conversion.module.compute_dtype == "fp32" and notes["loss"] == 1.0 and "integer output y" in notes["why"]
+    assert verify(model).passed
