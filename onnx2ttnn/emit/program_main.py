@@ -284,12 +284,15 @@ CLOSE_FABRIC = "\n        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)"
 AS_ARRAY = '''def as_array(value):
     """An output as one numpy array: a tensor's values; a sequence or map as onnxruntime returns it (ZipMap's
     list of dicts), a map's values in key order and a sequence's items stacked (a list of N maps of K keys:
-    [N, K])."""
-    if isinstance(value, dict):
-        return numpy.array([as_array(value[key]) for key in sorted(value)])
-    if isinstance(value, (list, tuple)):
-        return numpy.array([as_array(item) for item in value])
-    return numpy.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    [N, K]), or, when their shapes differ (SplitToSequence's uneven pieces), their values one after another."""
+    if isinstance(value, (dict, list, tuple)):
+        items = [as_array(value[key]) for key in sorted(value)] if isinstance(value, dict) else \
+            [as_array(item) for item in value]
+        if len({item.shape for item in items}) > 1:
+            return numpy.concatenate([item.reshape(-1) for item in items])
+        return numpy.array(items)
+    return numpy.asarray(value.float().numpy() if getattr(value, "dtype", None) is torch.bfloat16 else
+                         value.numpy() if hasattr(value, "numpy") else value)
 
 
 def check(outputs, expected):'''

@@ -28,6 +28,7 @@ import onnx_graphsurgeon as gs
 from onnx2ttnn.lowering.weight_gain import CAST_BFLOAT16, default_opset, onnxruntime_model, output_loss
 
 QUANTIZERS = ("QuantizeLinear", "DynamicQuantizeLinear")  # the nodes that make activations integer codes
+MIN_OPSET = 9  # before Cast takes bfloat16 (opset 13) the rounding is spelt in ops of opset 9 (_emulated)
 
 
 @dataclass(frozen=True)
@@ -54,14 +55,14 @@ def measure(graph: gs.Graph, index_rows: dict) -> Bf16Loss:
     from onnx2ttnn import ort
 
     model, handed, feeds = onnxruntime_model(graph, index_rows)
-    if default_opset(model) < CAST_BFLOAT16:
-        return Bf16Loss(why=f"opset {default_opset(model)}: Cast takes bfloat16 from opset {CAST_BFLOAT16}")
+    if default_opset(model) < MIN_OPSET:
+        return Bf16Loss(why=f"opset {default_opset(model)}: Sign, which the rounding needs, is from opset {MIN_OPSET}")
     names = [o.name for o in model.graph.output]
     try:
         session = ort.session(model.SerializeToString(), initializers=handed)
         exact = [np.asarray(a) for a in ort.run(session, names, feeds)]
         del session
-        rounded = _round_values(model.graph)
+        rounded = _round_values(model.graph, default_opset(model) < CAST_BFLOAT16)
         session = ort.session(model.SerializeToString(), initializers=handed)
         approx = [np.asarray(a) for a in ort.run(session, names, feeds)]
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: nothing measured, said why
@@ -72,11 +73,12 @@ def measure(graph: gs.Graph, index_rows: dict) -> Bf16Loss:
     return Bf16Loss(loss, output, rounded, integer=integer)
 
 
-def _round_values(graph) -> int:
+def _round_values(graph, emulate: bool = False) -> int:
     """Every float32 value of `graph` (an onnx GraphProto, changed in place) that a top-level node writes, and
     every float32 graph input, rounded to bfloat16 before its readers see it: a Cast to bfloat16 and one back,
     the readers renamed to the second's output.  Graph outputs stay as computed (the program's are read back
-    as they are).  Returns how many values it rounded."""
+    as they are).  `emulate` (a model of an opset before Cast took bfloat16): the same rounding in float32 ops
+    (_emulated).  Returns how many values it rounded."""
     from onnx import TensorProto, helper
 
     floats = {v.name for v in list(graph.value_info) + list(graph.input)
@@ -97,8 +99,11 @@ def _round_values(graph) -> int:
         if name not in floats or name in outputs or name in initializers or not name:
             return
         narrow, back = fresh(name + "_bf16"), fresh(name + "_bf16_f32")
-        nodes.append(helper.make_node("Cast", [name], [narrow], to=TensorProto.BFLOAT16, name=narrow))
-        nodes.append(helper.make_node("Cast", [narrow], [back], to=TensorProto.FLOAT, name=back))
+        if emulate:
+            nodes.extend(_emulated(graph, name, back, fresh))
+        else:
+            nodes.append(helper.make_node("Cast", [name], [narrow], to=TensorProto.BFLOAT16, name=narrow))
+            nodes.append(helper.make_node("Cast", [narrow], [back], to=TensorProto.FLOAT, name=back))
         renamed[name] = back
 
     for tensor in graph.input:
@@ -111,6 +116,31 @@ def _round_values(graph) -> int:
     del graph.node[:]
     graph.node.extend(nodes)
     return len(renamed)
+
+
+def _emulated(graph, name: str, out: str, fresh) -> list:
+    """Nodes writing `name` rounded to bfloat16's 7 mantissa bits (half away from zero) into `out`, in ops of
+    opset 9 (operand_truncation.py's formula; its constants added to `graph`'s initializers)."""
+    from onnx import helper, numpy_helper
+
+    nodes = []
+
+    def const(value: float) -> str:
+        key = fresh(f"{name}_bf16_c")
+        graph.initializer.append(numpy_helper.from_array(np.array(value, np.float32), key))
+        return key
+
+    def op(kind: str, *inputs: str, output: str = "") -> str:
+        result = output or fresh(f"{name}_bf16_{kind.lower()}")
+        nodes.append(helper.make_node(kind, list(inputs), [result], name=result))
+        return result
+
+    magnitude = op("Abs", name)
+    exponent = op("Floor", op("Mul", op("Log", op("Max", magnitude, const(1e-30))), const(1 / np.log(2))))
+    step = op("Pow", const(2.0), op("Sub", exponent, const(7.0)))
+    kept = op("Mul", op("Floor", op("Add", op("Div", magnitude, step), const(0.5))), step)
+    op("Mul", op("Sign", name), kept, output=out)
+    return nodes
 
 
 def _integer_loss(exact: np.ndarray, approx: np.ndarray) -> float:

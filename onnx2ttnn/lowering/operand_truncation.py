@@ -43,12 +43,15 @@ def truncate_operands(graph, bits: dict[str, int]) -> int:
 
     taken = {i.name for i in graph.input} | {i.name for i in graph.initializer}
     taken |= {o for node in graph.node for o in node.output}
-    nodes, constants = [], {}
+    nodes, constants, counters = [], {}, {}
 
     def fresh(base: str) -> str:
-        name, k = base, 0
+        k = counters.get(base, -1)
+        name = base if k < 0 else f"{base}_{k}"
         while name in taken:
-            name, k = f"{base}_{k}", k + 1
+            k += 1
+            name = f"{base}_{k}"
+        counters[base] = k + 1
         taken.add(name)
         return name
 
