@@ -40,7 +40,10 @@ class Options:
                                                           "chosen by the cost model, the default), dram (all "
                                                           "DRAM interleaved) or l1 (L1 interleaved where it "
                                                           "fits)"})
-    dtype: str = field(default="auto", metadata={"help": "compute dtype of float tensors: auto (bf16, or fp32 for a quantized model whose codes bf16 values would move too far: measured, docs/design.md §6.40), bf16 or fp32"})
+    dtype: str = field(default="auto", metadata={"help": "compute dtype of float tensors: auto (bf16, or fp32 for "
+                                                        "a quantized model whose codes bf16 values would move too "
+                                                        "far, measured, or that holds a QLinearMatMul / "
+                                                        "QLinearConv: docs/design.md §6.40), bf16 or fp32"})
     math_fidelity: str = field(default="auto", metadata={"help": "math fidelity of matmul, linear, conv, softmax "
                                                                  "and norm calls: auto (LoFi for bfloat4_b "
                                                                  "operands, HiFi2 for bfloat8_b, HiFi4 for bf16 "
