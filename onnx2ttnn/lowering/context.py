@@ -87,6 +87,10 @@ class LoweringContext:
         self._counts: dict[str, int] = {}  # model-wide budgets the rules draw on (lowering/recurrent_unroll.py)
         self.index_reads: dict[str, bool] = {}  # indices' source -> read only as one table's rows (tensor_ops.py)
         self.dequantized: dict[str, np.ndarray] = {}  # Module.dequantized: folded weights -> quantization steps
+        # tensors bound to a quantize-dequantize pair's codes, not its value (the pair's output and the moves after
+        # it): name -> the pair's scale, which the coded linear reading them multiplies in after
+        # (lowering/quantize.py _read_as_codes, lowering/matmul.py)
+        self.pair_codes: dict[str, float] = {}
         self.weight_dtypes: dict[str, tuple[str, str]] = {}  # dequantized weight -> (device dtype, why)
         self.weights = "bf16"  # Options.weights: the format of float weights (lowering/weight_dtype.py)
         self.keep_bf16: frozenset[str] = frozenset()  # Options.keep_bf16
@@ -212,9 +216,10 @@ class LoweringContext:
     # --- writing ttnn values -------------------------------------------------------------------
     def bind(self, tensor: gs.Tensor, var: gs.Variable, form: Optional[NHWC] = None) -> None:
         """Record that ONNX `tensor` is computed by ttnn tensor `var` (in `form`); the producing node notes
-        it in `_probes` so verify --per-op can compare the value with onnxruntime's."""
+        it in `_probes` so verify --per-op can compare the value with onnxruntime's (not a tensor that holds a
+        pair's codes, `pair_codes`: onnxruntime's is the value)."""
         self._set(self._values, tensor.name, (var, form))
-        if var.inputs and not var.inputs[0].attrs.get("_param"):
+        if tensor.name not in self.pair_codes and var.inputs and not var.inputs[0].attrs.get("_param"):
             nhwc = (form.n, form.h, form.w, form.c) if form is not None else None
             var.inputs[0].attrs.setdefault("_probes", []).append((tensor.name, nhwc))
 

@@ -21,7 +21,8 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
         x = ctx.op("reshape", [x], (1, a_shape[0]), name=a.name + "_row", shape=(1, a_shape[0]))
     coded = linear_codes(ctx, b.name, wb) if wb is not None else None
     if coded is not None:
-        y = _coded_linear(ctx, x, b.name, coded, bias, out.name, out_shape if len(a_shape) > 1 else (1, out_shape[-1]))
+        y = _coded_linear(ctx, x, b.name, coded, bias, out.name, out_shape if len(a_shape) > 1 else (1, out_shape[-1]),
+                          ctx.pair_codes.get(a.name))
     elif wb is not None and wb.ndim == 2:
         w = ctx.float_param(wb, b.name, key=(b.name, "weight"), dtype=weight_dtype(ctx, b.name, wb))
         inputs = [x, w]
@@ -48,9 +49,17 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     ctx.bind(out, y)
 
 
-def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, out_name: str, y_shape):
-    """`(x @ codes + bias / scale) * scale` (lowering/weight_codes.py): the codes uploaded as bfloat8_b, exact."""
+def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, out_name: str, y_shape,
+                  x_scale=None):
+    """`(x @ codes + bias / scale) * scale` (lowering/weight_codes.py): the codes uploaded as bfloat8_b, exact.
+    `x_scale`: x is a pair's codes (LoweringContext.pair_codes), whose scale joins the weight's."""
     codes, scale = coded
+    if x_scale is not None:
+        scale = np.float32(x_scale) * (np.float32(scale) if isinstance(scale, float) else scale)
+        scale = float(scale) if np.ndim(scale) == 0 else np.asarray(scale, np.float32)
+        name_row, key_row = out_name + "_scale", (out_name, "scale")
+    else:
+        name_row, key_row = name + "_scale", (name, "scale")
     ctx.note_weight_dtype(name, "bfp8", "integer codes (exact), the scale applied after the linear")
     ctx.dequantized.setdefault(name + "_codes", np.float32(1.0))  # the weights file keeps them as int8 codes
     inputs = [x, ctx.float_param(codes, name + "_codes", key=(name, "codes"), dtype="bfp8")]
@@ -63,7 +72,7 @@ def _coded_linear(ctx: LoweringContext, x: gs.Variable, name: str, coded, bias, 
     producer.attrs["_float_dest"] = True  # choose-kernel-configs: HiFi4 and a float32 dest (sums of products)
     if isinstance(scale, float):  # a unit scale (QLinearMatMul's centred codes) needs no multiply
         return y if scale == 1.0 else ctx.op("multiply", [y], y_shape, name=out_name, input_tensor_b=scale)
-    row = ctx.float_param(scale.reshape(1, -1), name + "_scale", key=(name, "scale"))
+    row = ctx.float_param(scale.reshape(1, -1), name_row, key=key_row)
     # the scale row ROW_MAJOR, 4 N bytes (TILE pads it to 32 rows); place-memory moves it into L1 for the
     # multiply's tilize, or turns it back to TILE (docs/design.md §6.39)
     return ctx.op("multiply", [y, row], y_shape, name=out_name, _input_layouts=(Page.TILE, Page.ROW_MAJOR))

@@ -32,7 +32,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.graph import TTNNCall, TTNNRef
+from onnx2ttnn.ir.graph import FUSED_DOMAIN, TTNNCall, TTNNRef, onnx_domain
 from onnx2ttnn.lowering.context import LoweringContext, is_integer_value
 from onnx2ttnn.lowering.eltwise import ranked_operand
 from onnx2ttnn.lowering.registry import FUSED_DOMAIN, register
@@ -320,9 +320,59 @@ def quantize_dequantize(ctx: LoweringContext, node: gs.Node) -> None:
     if max(abs(low), abs(high)) <= EXACT_CODES:
         codes = [TTNNCall("UnaryWithParam", TTNNRef("UnaryOpType.ROUND"), 0.0),
                  TTNNCall("UnaryWithParam", TTNNRef("UnaryOpType.HARDTANH"), low, high)]
-        ctx.bind(out, ctx.op("multiply", [y], y.shape, name=out.name, input_tensor_b=s,
-                             input_tensor_a_activations=codes), form)
+        as_codes = _read_as_codes(ctx, out)
+        ctx.pair_codes.update((name, s) for name in as_codes)  # before the moves bind them: no probes of codes
+        ctx.bind(out, ctx.op("multiply", [y], y.shape, name=out.name + ("_codes" if as_codes else ""),
+                             input_tensor_b=1.0 if as_codes else s, input_tensor_a_activations=codes), form)
         return
     y = ctx.op("round", [y], y.shape, name=out.name + "_rounded")
     y = ctx.op("clip", [y], y.shape, name=out.name + "_codes", min=low, max=high)
     ctx.bind(out, ctx.op("multiply", [y], y.shape, name=out.name, input_tensor_b=s), form)
+
+
+def _read_as_codes(ctx: LoweringContext, out: gs.Tensor) -> list[str]:
+    """The tensors that hold the pair's codes instead of its value (empty: none, the pair gives its value):
+    `out` and the data movement after it (Reshape, Transpose, ...: codes commute with it) when every reader at the
+    end is a MatMul or fused Linear that reads them as its activation and runs on its weight's codes
+    (weight_codes.linear_codes), which then multiplies the pair's scale in with the weight's (lowering/matmul.py).
+    The matrix engine reads the codes whole, where it truncates a float32 value to TF32 (docs/ttnn-facts.md §48;
+    docs/design.md §6.40)."""
+    from onnx2ttnn.fusion.quantize import MAX_MOVES, MOVES
+
+    if ctx.dtype != "fp32":
+        return []
+    chain, frontier = [], [out]
+    while frontier:
+        tensor = frontier.pop()
+        if tensor.name in ctx.output_names or not tensor.outputs or len(chain) > MAX_MOVES:
+            return []
+        chain.append(tensor.name)
+        for node in tensor.outputs:
+            if node.op in MOVES and node.inputs[0] is tensor and onnx_domain(node) == "":
+                frontier.append(node.outputs[0])
+            elif not _coded_reader(ctx, node, tensor):
+                return []
+    return chain
+
+
+def _coded_reader(ctx: LoweringContext, node: gs.Node, tensor: gs.Tensor) -> bool:
+    """`node` reads `tensor` as the activation of a linear on its weight's codes (as lowering/matmul.py lowers a
+    MatMul, a fused Linear, or a Gemm of a constant weight and bias with no transA: its weight as gemm uploads it)."""
+    from onnx2ttnn.lowering.weight_codes import steps_codes
+    from onnx2ttnn.lowering.weight_dtype import weight_upload
+
+    if node.inputs[0] is not tensor or len(tensor.shape or ()) < 2 or len(node.inputs) < 2:
+        return False
+    weight, name = ctx.constant(node.inputs[1]), node.inputs[1].name
+    if weight is None or name not in ctx.dequantized:
+        return False
+    if node.op in ("MatMul", "Linear") and onnx_domain(node) in ("", FUSED_DOMAIN):
+        return steps_codes(ctx, np.asarray(weight), ctx.dequantized[name]) is not None
+    if node.op != "Gemm" or onnx_domain(node) != "" or node.attrs.get("transA", 0) or \
+            float(node.attrs.get("alpha", 1.0)) != 1.0:
+        return False
+    c = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
+    if c is not None and ctx.constant(c) is None:
+        return False
+    upload = weight_upload(node)
+    return steps_codes(ctx, upload.to(np.asarray(weight)), upload.to(np.asarray(ctx.dequantized[name]))) is not None

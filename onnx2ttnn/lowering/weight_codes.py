@@ -31,10 +31,16 @@ def linear_codes(ctx: LoweringContext, name: str, weight: np.ndarray) -> Optiona
     `codes * scale` gives the weight back bit for bit, with integer codes of magnitude at most MAX_EXACT_CODE
     and one scale per output channel (an [N] vector) or per tensor (a float); else None (and always None in
     a tensor-parallel program)."""
-    if (ctx.dtype != "fp32" or ctx.tp > 1 or ctx.weights not in ("auto", "bfp8") or name not in ctx.dequantized
-            or weight.ndim != 2):
+    if name not in ctx.dequantized:
         return None
-    scale = _output_scale(np.asarray(ctx.dequantized[name], dtype=np.float32), weight.shape)
+    return steps_codes(ctx, weight, ctx.dequantized[name])
+
+
+def steps_codes(ctx: LoweringContext, weight: np.ndarray, steps) -> Optional[tuple[np.ndarray, Scale]]:
+    """linear_codes of a [K, N] weight whose quantization steps are `steps` (broadcastable to it)."""
+    if ctx.dtype != "fp32" or ctx.tp > 1 or ctx.weights not in ("auto", "bfp8") or weight.ndim != 2:
+        return None
+    scale = _output_scale(np.asarray(steps, dtype=np.float32), weight.shape)
     if scale is None:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -83,3 +83,26 @@ def test_a_qdq_conv_runs_on_its_weight_codes(monkeypatch):
     monkeypatch.setenv("ONNX2TTNN_SIM_TF32", "1")
     got, leaked, _ = run(model, feeds)
     assert leaked == [] and _worst_relative(got["y"].numpy(), _reference(model, feeds)) < 1e-6
+
+
+def _pair_into_a_linear():
+    """y = Gemm(Reshape(QDQ(x)), DQ(w), bias, transB=1): a pair's value reaches a linear on its weight's codes
+    through a Reshape (as quantize_static writes a transformer's projections)."""
+    rng = np.random.default_rng(4)
+    nodes = [*_pair("x", "sx", "qx"), helper.make_node("Reshape", ["qx", "shape"], ["flat"]),
+             helper.make_node("DequantizeLinear", ["w_codes", "sw", "w_zero"], ["w"], axis=0),
+             helper.make_node("Gemm", ["flat", "w", "bias"], ["y"], transB=1)]
+    constants = {"sx": np.float32(SCALE_A), "zero": np.int8(0), "shape": np.array([64, 64], np.int64),
+                 "w_codes": rng.integers(-127, 128, (32, 64)).astype(np.int8), "w_zero": np.zeros(32, np.int8),
+                 "sw": rng.uniform(0.001, 0.01, 32).astype(np.float32), "bias": rng.standard_normal(32).astype(np.float32)}
+    return _model(nodes, [V("x", F, [2, 32, 64])], V("y", F, [64, 32]), constants)
+
+
+def test_a_pair_read_by_a_coded_linear_gives_it_codes(monkeypatch):
+    model = _pair_into_a_linear()
+    feeds = {"x": np.random.default_rng(2).standard_normal((2, 32, 64)).astype(np.float32)}
+    source = convert(model, dtype="fp32").source
+    assert "qx_codes = ttnn.multiply(" in source and "1.0, input_tensor_a_activations" in source
+    monkeypatch.setenv("ONNX2TTNN_SIM_TF32", "1")
+    got, leaked, _ = run(model, feeds)
+    assert leaked == [] and _worst_relative(got["y"].numpy(), _reference(model, feeds)) < 1e-6
