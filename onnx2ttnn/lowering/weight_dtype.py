@@ -20,8 +20,8 @@ Float weights (--weights):
   layers when a model falls under 0.99.  A model that decides greedily in a Loop or Scan (ArgMax / TopK in its
   body: a table decoder's tokens) keeps every weight bf16 (greedy_decision; docs/design.md §6.42): a pick its
   weights' errors flip changes all that follows, which no PCC budget bounds.  A weight whose node computes the
-  float32 logit of a sigmoid or exp
-  at the output tail (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
+  float32 logit of a sigmoid or exp at the output tail
+  (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
   amplified by the exponential.  Such a model's whole budget is divided by EXPONENTIAL_TAIL_SHARE: in the
   exponential tail verify compares the logits (onnx2ttnn/reference.py), and a detector's logits spread by a
   fraction of their magnitude (PP-OCRv4's DB head: -25 +- 5), which multiplies the weights' relative errors by
