@@ -28,7 +28,7 @@ class FusionRule:
     anchor_op: str
     match: Callable[[gs.Node], Union[Match, str, None]]
     rewrite: Callable[[gs.Graph, Match], None]
-    dtypes: tuple[str, ...] = ("bf16", "fp32")  # the compute dtypes (Options.dtype) whose programs it suits
+    dtypes: tuple[str, ...] = ("bf16", "fp32")  # the compute dtypes (Module.compute_dtype, --dtype settled) whose programs it suits
 
 
 def single_consumer(tensor: gs.Tensor) -> Optional[gs.Node]:
@@ -69,10 +69,11 @@ def replace_outputs(graph: gs.Graph, old: gs.Tensor, new_node: gs.Node) -> None:
 
 def rule_set() -> list[FusionRule]:
     """All fusion rules, in the order they are applied."""
-    from onnx2ttnn.fusion import (attention, conv_activation, conv_bias, conv_bn, gelu, gelu_tanh, linear, quantize,
-                                  rms_norm)
+    from onnx2ttnn.fusion import (attention, coded_matmul, conv_activation, conv_bias, conv_bn, gelu, gelu_tanh,
+                                  linear, quantize, rms_norm)
 
     # attention before matmul-add: it takes the q, k, v and output projections' MatMul + Add itself
     # conv-bias before conv-batchnorm and conv-activation: an exporter's separate bias Add sits between them
+    # coded-matmul after quantize-dequantize: it takes the pairs that rule fused
     return [*conv_bias.RULES, conv_bn.RULE, conv_activation.RULE, gelu.RULE, gelu_tanh.RULE, rms_norm.RULE, attention.RULE, linear.RULE,
-            quantize.RULE]
+            quantize.RULE, coded_matmul.RULE]

@@ -9,4 +9,5 @@ from onnx2ttnn.lowering import control_flow  # noqa: F401  (If, Loop, Scan: decl
 from onnx2ttnn.lowering import recurrent  # noqa: F401  (LSTM, GRU, RNN)
 from onnx2ttnn.lowering.registry import all_rules, lookup, lowering_versions, register  # noqa: F401
 from onnx2ttnn.lowering import quantize, quantize_operators  # noqa: F401  (QDQ, operator format: after matmul/conv)
+from onnx2ttnn.lowering import coded_matmul  # noqa: F401  (the fused CodedMatMul: after quantize_operators)
 from onnx2ttnn.lowering import quantize_contrib  # noqa: F401  (com.microsoft QLinearAdd, QLinearMul, MatMulNBits)

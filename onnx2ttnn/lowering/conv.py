@@ -18,6 +18,7 @@ from onnx2ttnn.ir.layout import LAYOUT_DTYPES
 from onnx2ttnn.lowering import conv_frames
 from onnx2ttnn.lowering.context import NHWC, LoweringContext
 from onnx2ttnn.lowering.pool import window_pads
+from onnx2ttnn.lowering.weight_codes import conv_codes
 from onnx2ttnn.lowering.weight_dtype import PREPARED, weight_dtype
 from onnx2ttnn.lowering.registry import register
 
@@ -76,9 +77,14 @@ def _attrs_2d(node: gs.Node, rank: int):
     return strides, dilations
 
 
-def _bias(ctx: LoweringContext, node: gs.Node, what: str, channels: int):
+def _bias(ctx: LoweringContext, node: gs.Node, what: str, channels: int, scale=None):
+    """The bias as conv2d takes it; divided by the per-channel `scale` of a conv on codes (multiplied after)."""
     if len(node.inputs) > 2 and node.inputs[2].name:
         bias = ctx.require_constant(node.inputs[2], f"{what} bias")
+        if scale is not None:
+            bias = (np.asarray(bias, np.float32).reshape(-1) / scale).astype(np.float32)
+            return ctx.param(bias.reshape(1, 1, 1, channels), node.inputs[2].name + "_coded",
+                             key=(node.inputs[2].name, "coded"), host=True)
         return ctx.param(bias.reshape(1, 1, 1, channels), node.inputs[2].name, key=node.inputs[2].name, host=True)
     return None
 
@@ -114,17 +120,28 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
     out_form = NHWC(int(out.shape[0]), 1 if rank == 1 else int(out.shape[2]), int(out.shape[-1]), int(oc))
     # prepared weights are [KH*KW*IC/groups, OC] on the device: bfloat8_b groups run along the out channels
     prepared = PREPARED.to(np.asarray(weight))
-    steps = np.asarray(ctx.dequantized.get(node.inputs[1].name, 1.0))
-    steps = PREPARED.to(steps) if steps.ndim == weight.ndim else steps  # per out channel: a row
-    weights_dtype = weight_dtype(ctx, node.inputs[1].name, prepared, steps)  # before the upload: it notes why
-    inputs = [x, ctx.param(weight, node.inputs[1].name, key=(node.inputs[1].name, "conv2d"), host=True)]
-    bias = _bias(ctx, node, "Conv", int(oc))
+    name = node.inputs[1].name
+    coded = conv_codes(ctx, name, np.asarray(weight)) if activation in ("", "relu") else None
+    if coded is not None:  # relu commutes with the positive scales multiplied after it
+        weight, scale = coded
+        ctx.note_weight_dtype(name, "f32", "integer codes (exact), the scale applied after the conv")
+        ctx.dequantized.setdefault(name + "_codes", np.float32(1.0))  # the weights file keeps them as int8 codes
+        weights_dtype, name = None, name + "_codes"
+    else:
+        steps = np.asarray(ctx.dequantized.get(name, 1.0))
+        steps = PREPARED.to(steps) if steps.ndim == weight.ndim else steps  # per out channel: a row
+        weights_dtype = weight_dtype(ctx, name, prepared, steps)  # before the upload: it notes why
+    inputs = [x, ctx.param(weight, name, key=(name, "conv2d"), host=True)]
+    bias = _bias(ctx, node, "Conv", int(oc), coded[1] if coded is not None else None)
     if bias is not None:
         inputs.append(bias)
-    y = ctx.op("conv2d", inputs, out_form.flat_shape, name=out.name, device=DEVICE,
+    y = ctx.op("conv2d", inputs, out_form.flat_shape, name=out.name + ("_codes" if coded else ""), device=DEVICE,
                in_channels=form.c, out_channels=int(oc), batch_size=form.n, input_height=form.h,
                input_width=form.w, kernel_size=(int(kh), int(kw)), stride=strides, padding=_padding(pads),
                dilation=dilations, groups=groups, conv_config=_conv_config(activation, weights_dtype))
+    if coded is not None:
+        row = ctx.float_param(coded[1].reshape(1, -1), node.inputs[1].name + "_scale", key=(node.inputs[1].name, "scale"))
+        y = ctx.op("multiply", [y, row], out_form.flat_shape, name=out.name)
     _bind_output(ctx, out, y, out_form)
 
 

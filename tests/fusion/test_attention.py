@@ -93,6 +93,7 @@ def _attention_model(heads=2, dh=32, *, mask=None, guard=False, key="torchscript
 
 def _fuse(model, dtype="bf16"):
     module = import_model(model, {})
+    module.compute_dtype = dtype  # what settle-dtype would have settled
     FusePatterns().run(module, PassContext(Options(dtype=dtype)))
     return module
 
