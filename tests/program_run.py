@@ -33,8 +33,9 @@ def one_node(op, inputs: dict, outputs: dict, attrs=None, opset=18) -> onnx.Mode
 
 
 def run(m, feeds: dict, **options) -> tuple[dict, list, str]:
-    """({output name: torch tensor}, leaked buffers, program source) of `m` converted in fp32 on the simulator."""
-    conversion = convert(m, dtype="fp32", **options)
+    """({output name: torch tensor}, leaked buffers, program source) of `m` converted (in fp32 unless options
+    say otherwise) on the simulator."""
+    conversion = convert(m, **{"dtype": "fp32", **options})
     assert check_source(conversion.source) == []
     program = types.ModuleType("emit_test_program")
     runtime.configure("n150")

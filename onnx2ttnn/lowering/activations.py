@@ -44,7 +44,7 @@ def fused_gelu(ctx: LoweringContext, node: gs.Node) -> None:
     gelu(ctx, node)
 
 
-@register("HardSigmoid", versions=(6, 22), ttnn=("hardsigmoid", "multiply", "add", "clip"),
+@register("HardSigmoid", versions=(6, 22), ttnn=("hardsigmoid", "multiply", "divide", "add", "clip"),
           note="ttnn.hardsigmoid for alpha=1/6, beta=0.5; else clip(alpha*x + beta, 0, 1)")
 def hard_sigmoid(ctx: LoweringContext, node: gs.Node) -> None:
     alpha, beta = _attr(node, "alpha", 0.2), _attr(node, "beta", 0.5)
@@ -146,7 +146,7 @@ def thresholded_relu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "threshold", threshold=_attr(node, "alpha", 1.0), value=0.0)
 
 
-@register("Shrink", versions=(9,), ttnn=("hardshrink", "softshrink", "sign", "multiply", "subtract"),
+@register("Shrink", versions=(9,), ttnn=("hardshrink", "softshrink", "sign", "multiply", "divide", "subtract"),
           note="bias 0: hardshrink; bias = lambd: softshrink; else h - bias * sign(h), h = hardshrink(x)")
 def shrink(ctx: LoweringContext, node: gs.Node) -> None:
     lambd, bias = _attr(node, "lambd", 0.5), _attr(node, "bias", 0.0)

@@ -19,6 +19,7 @@ from onnx2ttnn.ir.ttnn_ops import Dtype, op_info
 from onnx2ttnn.lowering.accuracy import tail_float32
 from onnx2ttnn.lowering.context import NHWC, LoweringContext, check_int32, is_integer_value
 from onnx2ttnn.lowering.registry import lookup, register
+from onnx2ttnn.lowering.scalar_form import scaling_form
 
 # ONNX op -> (ttnn op, schema versions checked).  Version 1 of the older ops (with the legacy
 # `consumed_inputs` hint) has no ONNX shape inference and is not claimed; every later version only adds types:
@@ -148,9 +149,10 @@ def binary_to(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, 
 
 
 def tensor_scalar(ctx, out, tensor, ttnn_op, scalar, **attrs) -> None:
-    """`out = ttnn_op(tensor, scalar)` in the tensor's form (float division becomes a multiplication)."""
-    if ttnn_op == "divide" and isinstance(scalar, float) and scalar != 0.0 and not attrs:
-        ttnn_op, scalar = "multiply", 1.0 / scalar
+    """`out = ttnn_op(tensor, scalar)` in the tensor's form; a float scaling is a multiplication or a division,
+    whichever holds its scalar more exactly (lowering/scalar_form.py)."""
+    if ttnn_op in ("multiply", "divide") and isinstance(scalar, float) and not attrs:
+        ttnn_op, scalar = scaling_form(ttnn_op, scalar, ctx.dtype)
     x, form = ctx.value_with_form(tensor)
     arg = "exponent" if ttnn_op == "pow" else "input_tensor_b"
     ctx.bind(out, ctx.op(ttnn_op, [x], x.shape, name=out.name, **{arg: scalar}, **attrs), form)
@@ -212,7 +214,10 @@ def ranked_operand(ctx, tensor, rank):
 
 
 def _register_binary(op_type: str, ttnn_op: str, versions: tuple[int, ...]) -> None:
-    register(op_type, versions=versions, ttnn=(ttnn_op,))(lambda ctx, node: binary(ctx, node, ttnn_op))
+    scaling = ttnn_op == "multiply"  # by a constant: a division where bfloat16 holds the divisor (scalar_form.py)
+    register(op_type, versions=versions, ttnn=(ttnn_op, "divide") if scaling else (ttnn_op,),
+             note="by a constant 1/c: divide by c where bf16 holds c" if scaling else "")(
+        lambda ctx, node: binary(ctx, node, ttnn_op))
 
 
 for _op_type, (_ttnn_op, _versions) in BINARY.items():
@@ -281,8 +286,8 @@ for _op_type, (_ttnn_op, _versions) in VARIADIC.items():
     _register_variadic(_op_type, _ttnn_op, _versions)
 
 
-@register("Mean", versions=(6, 8, 13), ttnn=("add", "multiply"),
-          note="variadic: a chain of adds, then a multiply by 1/n")
+@register("Mean", versions=(6, 8, 13), ttnn=("add", "multiply", "divide"),
+          note="variadic: a chain of adds, then a scaling by 1/n (a division by n in bf16)")
 def mean(ctx: LoweringContext, node: gs.Node) -> None:
     """Mean-6 (equal shapes); 8: numpy broadcasting; 13: bfloat16."""
     inputs = [t for t in node.inputs if t.name]

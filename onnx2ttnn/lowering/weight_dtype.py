@@ -17,8 +17,11 @@ Float weights (--weights):
   to ~140 weights), bfloat4_b r ~ 0.1 (never within: auto takes bfloat4_b only for weights that block floats
   represent almost exactly, e.g. few distinct magnitudes per 16 values).  The simulator's verify on the zoo is
   the proof (tests/lowering/test_weight_formats.py, tests/zoo); tools/weight_bisect.py finds the culprit
-  layers when a model falls under 0.99.  A weight whose node computes the float32 logit of a sigmoid or exp
-  at the output tail (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
+  layers when a model falls under 0.99.  A model that decides greedily in a Loop or Scan (ArgMax / TopK in its
+  body: a table decoder's tokens) keeps every weight bf16 (greedy_decision; docs/design.md §6.42): a pick its
+  weights' errors flip changes all that follows, which no PCC budget bounds.  A weight whose node computes the
+  float32 logit of a sigmoid or exp at the output tail
+  (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
   amplified by the exponential.  Such a model's whole budget is divided by EXPONENTIAL_TAIL_SHARE: in the
   exponential tail verify compares the logits (onnx2ttnn/reference.py), and a detector's logits spread by a
   fraction of their magnitude (PP-OCRv4's DB head: -25 +- 5), which multiplies the weights' relative errors by
@@ -74,6 +77,8 @@ WEIGHT_OPS = {"MatMul": AS_IS, "Linear": AS_IS, "Gemm": AS_IS, "Conv": PREPARED,
 # ONNX ops whose output-tail instances take a float32 logit (lowering/accuracy.py): auto keeps the weight of the
 # node computing that logit in bf16, since a block-float weight's error would reach the output unmixed
 TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
+# ops that pick an index by value: inside a Loop or Scan, a greedy decision its later steps build on
+GREEDY_OPS = frozenset({"ArgMax", "ArgMin", "TopK"})
 
 
 def weight_upload(node: gs.Node) -> Upload:
@@ -123,6 +128,22 @@ def tail_weights(graph: gs.Graph, tail: frozenset[int]) -> frozenset[str]:
         if producer.op in WEIGHT_OPS and len(node.inputs[0].outputs) == 1 and len(producer.inputs) > 1:
             names.update((producer.inputs[1].name, producer.inputs[1].name + "_t"))
     return frozenset(names)
+
+
+def greedy_decision(graph: gs.Graph) -> Optional[str]:
+    """"Loop 'name'" for the first Loop or Scan whose body (at any depth) picks an index by value (GREEDY_OPS), else
+    None.  Its later steps build on each pick, so a weight's error that flips one pick changes all that follows:
+    no PCC budget bounds that, and measured in float32 (lowering/weight_gain.py) it is 0 until it is everything
+    (SLANet's decoder, docs/design.md §6.42).  auto keeps such a model's weights bf16."""
+    return next((f"{node.op} {node.name!r}" for node in graph.nodes
+                 if node.op in ("Loop", "Scan") and _picks(node.attrs.get("body"))), None)
+
+
+def _picks(body) -> bool:
+    """Whether a subgraph, or one nested in it, holds a GREEDY_OPS node."""
+    return isinstance(body, gs.Graph) and any(
+        node.op in GREEDY_OPS or any(_picks(v) for v in node.attrs.values() if isinstance(v, gs.Graph))
+        for node in body.nodes)
 
 
 def exponential_tail(graph: gs.Graph, tail: frozenset[int]) -> bool:
@@ -199,6 +220,10 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
     MODEL_ERROR_BUDGET; else None (bf16), with the reason recorded."""
     if name in ctx.tail_weights:
         ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
+        return None
+    if ctx.greedy_decision:
+        ctx.note_weight_format(name, "bf16", f"the model decides greedily in {ctx.greedy_decision} (ArgMax / TopK "
+                                             "in its body): an error that flips a pick changes all that follows")
         return None
     share = model_error_budget(ctx.exponential_tail, ctx.weight_gain) / max(1, ctx.weight_layers)
     errors = ctx.rounding.errors(uploaded)

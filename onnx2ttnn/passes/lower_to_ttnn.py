@@ -36,7 +36,8 @@ from onnx2ttnn.lowering import lookup, lowering_versions
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.context import FLOAT, INDEX, LoweringContext
 from onnx2ttnn.lowering.versions import is_onnx_domain, schema_version, unserved
-from onnx2ttnn.lowering.weight_dtype import count_weight_layers, exponential_tail, model_error_budget, tail_weights
+from onnx2ttnn.lowering.weight_dtype import (count_weight_layers, exponential_tail, greedy_decision,
+                                             model_error_budget, tail_weights)
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.passes.fold_constants import is_static
 
@@ -91,6 +92,7 @@ class LowerToTTNN(Pass):
         lctx.activations = ctx.options.activations
         lctx.keep_bf16, lctx.tail_weights = frozenset(ctx.options.keep_bf16), tail_weights(graph, lctx.output_tail)
         lctx.exponential_tail = exponential_tail(graph, lctx.output_tail)
+        lctx.greedy_decision = greedy_decision(graph)
         lctx.weight_gain, lctx.tp = module.weight_gain, module.tp
         if module.rounding is not None:  # measure-weight-gain's rounding errors: each weight rounded once
             lctx.rounding = module.rounding

@@ -22,6 +22,7 @@ from onnx2ttnn.passes.measure_weight_gain import MeasureWeightGain
 from onnx2ttnn.passes.assign_memory_configs import AssignMemoryConfigs
 from onnx2ttnn.passes.place_memory import PlaceMemory
 from onnx2ttnn.passes.place_on_mesh import PlaceOnMesh
+from onnx2ttnn.passes.raise_idle_fidelity import RaiseIdleFidelity
 from onnx2ttnn.passes.remove_identities import RemoveIdentities
 from onnx2ttnn.passes.reuse_conv_weights import ReuseConvWeights
 from onnx2ttnn.passes.settle_dtype import SettleDtype
@@ -63,6 +64,7 @@ def build_pipeline() -> list[Pass]:
         PlaceMemory(),        # dram / l1 / auto policy: the plan of onnx2ttnn/memory, applied
         InsertMoves(),        # the plan's to_memory_config moves out of DRAM-only outputs
         ChooseProgramConfigs(),  # matmul program configs from shapes and shard grids (placements now final)
+        RaiseIdleFidelity(),  # a block-float conv not compute-bound at HiFi4 reads every activation bit there
         InsertDeallocs(),     # free each buffer after its last use
         PlaceOnMesh(),        # multi-chip: each tensor's placement over the chips (batch split or replicated)
         AssignMemoryConfigs(),   # last: memory_config attributes derived from layouts, verified

@@ -316,3 +316,38 @@ def test_recurrent_weights_follow_weights(op):
     assert not _block_float_params(auto)
     assert verify(m, conversion=auto).passed
     assert verify(m, weights="bfp8").passed
+
+
+def _greedy_loop(pick: str):
+    """x @ w, then a Loop of at most 50 steps that stops once `pick` (ArgMax: a greedy decision; ReduceMax: none)
+    of its state reaches 40 (a data-dependent exit: a host region)."""
+    h = helper
+    body = h.make_graph([
+        h.make_node("Add", ["s", "one"], ["s2"]),
+        h.make_node(pick, ["s2"], ["p"], axis=-1, keepdims=0) if pick == "ArgMax" else
+        h.make_node(pick, ["s2"], ["p"], keepdims=0),
+        h.make_node("Cast", ["p"], ["pf"], to=TensorProto.FLOAT),
+        h.make_node("ReduceMax", ["pf"], ["m"], keepdims=0),
+        h.make_node("Less", ["m", "lim"], ["cond_out"])], "body",
+        [h.make_tensor_value_info("i", TensorProto.INT64, []), h.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         h.make_tensor_value_info("s", TensorProto.FLOAT, [1, 64, 64])],
+        [h.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         h.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 64, 64])],
+        [h.make_tensor("one", TensorProto.FLOAT, [], [1.0]), h.make_tensor("lim", TensorProto.FLOAT, [], [40.0])])
+    w = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32) / 8
+    graph = h.make_graph([h.make_node("MatMul", ["x", "w"], ["a"]),
+                          h.make_node("Loop", ["M", "c0", "a"], ["y"], body=body, name="decoder")], "greedy",
+                         [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 64])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 64])],
+                         [numpy_helper.from_array(w, "w"), h.make_tensor("M", TensorProto.INT64, [], [50]),
+                          h.make_tensor("c0", TensorProto.BOOL, [], [True])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_auto_keeps_the_weights_of_a_model_that_decides_greedily_in_a_loop_in_bf16():
+    """SLANet's decoder picks each token by ArgMax and builds on it; its bfloat8_b weights' errors flipped picks
+    that float32 keeps (docs/design.md §6.42)."""
+    assert convert(_greedy_loop("ReduceMax")).weight_formats()["w"][0] == "bfp8"  # no pick: the budget decides
+    fmt, why = convert(_greedy_loop("ArgMax")).weight_formats()["w"]
+    assert fmt == "bf16" and "decides greedily in Loop 'decoder'" in why
+    assert convert(_greedy_loop("ArgMax"), weights="bfp8").weight_formats()["w"][0] == "bfp8"  # forced: as asked

@@ -29,6 +29,8 @@ NOT_TRACEABLE = None  # why --trace is refused (None: the forward can be traced)
 
 
 # Compute kernel configs: math fidelity and accumulation from each call's operand formats
+hifi4 = ttnn.WormholeComputeKernelConfig(
+    math_fidelity=ttnn.MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False)
 hifi2 = ttnn.WormholeComputeKernelConfig(
     math_fidelity=ttnn.MathFidelity.HiFi2, math_approx_mode=False, fp32_dest_acc_en=False, packer_l1_acc=False)
 hifi2_l1_acc = ttnn.WormholeComputeKernelConfig(
@@ -61,7 +63,7 @@ def forward(device, params, *, image):
     image_nhwc = ttnn.permute(image_dev, dims=(0, 2, 3, 1), memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(image_dev)
     image_flat = ttnn.reshape(image_nhwc, shape=(1, 1, 1024, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(image_flat)
     # 'pool1'
     pool1 = ttnn.max_pool2d(stem_out, batch_size=1, input_h=32, input_w=32, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, dilation=[1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -69,7 +71,7 @@ def forward(device, params, *, image):
     # 'block.a.conv'
     block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     # 'block.b.conv'
-    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)
     # 'residual + residual.relu'
     pool1_tile = ttnn.to_layout(pool1, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -81,7 +83,7 @@ def forward(device, params, *, image):
     pool2 = ttnn.avg_pool2d(res_relu, batch_size=1, input_h=16, input_w=16, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=False, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(res_relu)
     # 'head.conv.conv'
-    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(pool2)
     # 'gap'
     gap_grouped = ttnn.reshape(head_conv_out, shape=(1, 16, 32), memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -119,7 +121,7 @@ def forward_device(device, params, *, image_dev):
     # 'stem.conv'
     image_nhwc = ttnn.permute(image_dev, dims=(0, 2, 3, 1), memory_config=ttnn.L1_MEMORY_CONFIG)
     image_flat = ttnn.reshape(image_nhwc, shape=(1, 1, 1024, 3), memory_config=ttnn.L1_MEMORY_CONFIG)
-    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    stem_out, (params['stem_w_bn'], params['stem_conv_bn_bias']) = ttnn.conv2d(input_tensor=image_flat, weight_tensor=params['stem_w_bn'], bias_tensor=params['stem_conv_bn_bias'], device=device, in_channels=3, out_channels=16, batch_size=1, input_height=32, input_width=32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(image_flat)
     # 'pool1'
     pool1 = ttnn.max_pool2d(stem_out, batch_size=1, input_h=32, input_w=32, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, dilation=[1, 1], memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -127,7 +129,7 @@ def forward_device(device, params, *, image_dev):
     # 'block.a.conv'
     block_a_out, (params['block_a_w_bn'], params['block_a_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool1, weight_tensor=params['block_a_w_bn'], bias_tensor=params['block_a_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     # 'block.b.conv'
-    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    block_b_out, (params['block_b_w_bn'], params['block_b_conv_bn_bias']) = ttnn.conv2d(input_tensor=block_a_out, weight_tensor=params['block_b_w_bn'], bias_tensor=params['block_b_conv_bn_bias'], device=device, in_channels=16, out_channels=16, batch_size=1, input_height=16, input_width=16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(block_a_out)
     # 'residual + residual.relu'
     pool1_tile = ttnn.to_layout(pool1, layout=ttnn.TILE_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
@@ -139,7 +141,7 @@ def forward_device(device, params, *, image_dev):
     pool2 = ttnn.avg_pool2d(res_relu, batch_size=1, input_h=16, input_w=16, channels=16, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=False, memory_config=ttnn.L1_MEMORY_CONFIG)
     ttnn.deallocate(res_relu)
     # 'head.conv.conv'
-    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi2, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
+    head_conv_out, (params['head_conv_w_bn'], params['head_conv_conv_bn_bias']) = ttnn.conv2d(input_tensor=pool2, weight_tensor=params['head_conv_w_bn'], bias_tensor=params['head_conv_conv_bn_bias'], device=device, in_channels=16, out_channels=32, batch_size=1, input_height=8, input_width=8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=1, conv_config=ttnn.Conv2dConfig(weights_dtype=ttnn.bfloat8_b, activation=ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)), return_weights_and_bias=True, compute_config=hifi4, memory_config=ttnn.L1_MEMORY_CONFIG, slice_config=ttnn.Conv2dL1FullSliceConfig)
     ttnn.deallocate(pool2)
     # 'gap'
     gap_grouped = ttnn.reshape(head_conv_out, shape=(1, 16, 32), memory_config=ttnn.L1_MEMORY_CONFIG)
