@@ -112,6 +112,16 @@ def test_shrink(tmp_path, attrs, ttnn_op):
     check(model("Shrink", feeds, attrs=attrs), feeds, tmp_path, calls=[ttnn_op])
 
 
+@pytest.mark.parametrize("attrs", [{"lambd": -1e9, "bias": 0.2}, {"lambd": -0.5, "bias": -0.5},
+                                   {"lambd": -0.5}, {"lambd": -1.0, "bias": 1e9}])
+def test_shrink_with_a_negative_lambd_switches_bias_at_minus_lambd(tmp_path, attrs):
+    """lambd < 0: x + bias below -lambd, x - bias from there on (both of the spec's conditions hold between
+    lambd and -lambd, the first wins; no 0 anywhere).  Fuzz seed 107 case 810: lambd -1e9 gave x - bias for
+    x > 0; bias = lambd < 0 crashed the simulator's softshrink."""
+    feeds = {"x": np.concatenate([np.linspace(-3, 3, 25, dtype=np.float32), f32(15, scale=2)])}
+    check(model("Shrink", feeds, attrs=attrs), feeds, tmp_path, absent=["hardshrink", "softshrink"])
+
+
 def test_gelu_tanh_approximation(tmp_path):
     feeds = {"x": f32(4, 40, scale=2)}
     source = check(model("Gelu", feeds, attrs={"approximate": "tanh"}, opset=20), feeds, tmp_path, calls=["gelu"])
