@@ -163,6 +163,33 @@ def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
         assert _mvn_gap(model, {"x": x}, {"y": run[1]}) and not _mvn_gap(model, {"x": x}, {"y": 1 - run[1]})
 
 
+def test_an_mvn_over_equal_values_is_judged_against_float64_where_onnxruntime_gives_nan():
+    """Fuzz seed 109 case 1485: a slice of 16 equal values (a convolution's padding-only column, its bias alone).
+    The spec's value is 0; onnxruntime's kernel gives NaN, and so does its float32 run of the spec's function (the
+    float32 E[x^2] - E[x]^2 is below 0).  The float64 evaluation runs the function with float64 constants: 0.
+    A program giving 0 there is an ort-gap; one giving 0.94 (the float32 helper's rounding of the mean divided by
+    its own size) stays a mismatch."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime, float64_outputs
+    from tests.fuzz.oracle import run_case
+
+    x = np.random.default_rng(0).standard_normal((8, 2, 2, 4)).astype(np.float32)
+    x[:, :, :, [0, 3]] = np.float32(-0.47008163)
+    node = helper.make_node("MeanVarianceNormalization", ["x"], ["y"], axes=[0, 2])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 2, 2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 2, 2, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    exact = float64_outputs(model, {"x": x})["y"]
+    assert np.array_equal(exact[:, :, :, [0, 3]], np.zeros((8, 2, 2, 2)))
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap" and "ill-conditioned" in outcome.detail, outcome
+    want = np.where(exact == 0, np.nan, exact)  # onnxruntime
+    assert closer_than_onnxruntime(exact, exact, want, 1e-3, 1e-3)
+    assert not closer_than_onnxruntime(exact, np.where(exact == 0, 0.94, exact), want, 1e-3, 1e-3)
+
+
 def test_an_lrn_over_a_rank_3_input_is_an_ort_gap():
     """Fuzz seed 71 case 312: the spec defines LRN for (N x C x D1 x ... x Dn); onnxruntime's CPU kernel runs
     4-D inputs only ("X_shape.NumDimensions() == 4 was false"), so there is nothing to compare with."""
