@@ -9,8 +9,9 @@ integers and booleans exactly).
 
 Outcomes (`Outcome.kind`): "verified" and "refused" are fine, and so is "ort-gap": a valid model convert accepts
 that onnxruntime refuses for a reason of its own (ORT_GAPS), so there is nothing to compare with, or whose
-differences come from onnxruntime's MeanVarianceNormalization NaNs where the variance is 0 (tests/fuzz/ort_mvn.py:
-the program matches onnxruntime's run of the model with the spec's function, which adds 1e-9, in its place),
+differences come from onnxruntime's MeanVarianceNormalization where the variance is 0 (NaN or +-1;
+tests/fuzz/ort_mvn.py: the program matches onnxruntime's run of the model with the spec's function, which adds
+1e-9, in its place, run in float64 for a float32 input),
 or onnxruntime's uint8 x int8 integer kernels saturating at int16 (tests/fuzz/ort_u8s8.py: the program matches
 onnxruntime's exact run of the model with those weights shifted to uint8), or whose differences lie where
 onnxruntime's float32 value is itself beyond the tolerance from a float64 evaluation and the program's is no
