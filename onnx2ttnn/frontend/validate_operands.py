@@ -7,7 +7,8 @@ the node, or what would convert into a wrong program.
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
   SpaceToDepth's height and width by blocksize, CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
   and a label one size (or 1 across operands), LRN's size is odd and alpha and beta are positive,
-  BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank.
+  BatchNormalization's and InstanceNormalization's parameters hold one value per channel, Concat's axis is
+  within the rank.
 - LayerNormalization's axis is within the rank (fuzz seed 67 case 32), LpNormalization's too (fuzz seed 61).
 (Indices: frontend/validate_indices.py; quantization parameters: frontend/validate_quantize.py.)
 
@@ -275,10 +276,17 @@ def _check_lrn(graph: GraphFacts, node, attrs) -> Optional[str]:
 def _check_batch_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """scale, B, mean and var are 1-D with one value per channel (onnxruntime: "Invalid input var: 0th
     dimension != C"; fuzz seed 53 cases 466, 1480 were internal errors)."""
+    if attrs.get("spatial", 1):  # (spatial=0: per element)
+        return _per_channel(graph, node, ("scale", "B", "mean", "var"))
+    return None
+
+
+def _per_channel(graph: GraphFacts, node, names) -> Optional[str]:
+    """Inputs 1, 2, ... (`names`) are [C], C the input's dim 1, where their shapes are known."""
     data = graph.shape(node_input(node, 0))
-    if data is None or len(data) < 2 or data[1] < 0 or not attrs.get("spatial", 1):  # (spatial=0: per element)
+    if data is None or len(data) < 2 or data[1] < 0:
         return None
-    for index, what in enumerate(("scale", "B", "mean", "var"), 1):
+    for index, what in enumerate(names, 1):
         shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
         if shape is not None and all(d >= 0 for d in shape) and shape != (data[1],):
             return f"{what} has shape {list(shape)}; it must be [{data[1]}], one value per channel"
@@ -310,11 +318,13 @@ def _check_variadic(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 def _check_instance_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """The input has a batch, a channel and a spatial dim at least (onnxruntime: "Invalid input data: number of
-    dimensions is less than 3"; fuzz seed 103 case 1060, a rank-1 input, was an internal error)."""
+    dimensions is less than 3"; fuzz seed 103 case 1060, a rank-1 input, was an internal error); scale and B
+    are [C] (onnxruntime: "Invalid input scale: number of dimensions is not 1: 2"; fuzz seed 127 case 1476, a
+    [4, 1] scale, converted)."""
     data = graph.shape(node_input(node, 0))
     if data is not None and len(data) < 3:
         return f"the input has rank {len(data)}; it needs a batch, a channel and at least one spatial dim"
-    return None
+    return _per_channel(graph, node, ("scale", "B"))
 
 
 def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:

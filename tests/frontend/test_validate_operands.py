@@ -541,3 +541,20 @@ def test_a_gather_elements_of_a_scalar_is_refused():
     }
     """, i=np.zeros(1, np.int64))
     assert "(GatherElements): axis 0 is out of range for an input of rank 0" in rejected(model)
+
+
+@pytest.mark.parametrize("s_shape,b_shape,message", [
+    ((4, 1), (4,), "scale has shape [4, 1]; it must be [4], one value per channel"),
+    ((4,), (3,), "B has shape [3]; it must be [4], one value per channel")])
+def test_an_instance_norm_parameter_not_one_per_channel_is_refused(s_shape, b_shape, message):
+    """Fuzz seed 127 case 1476: an InstanceNormalization scale of shape [4, 1] converted (onnxruntime: "Invalid
+    input scale: number of dimensions is not 1: 2"); a [4] pair is accepted."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3, 4, 2] x) => (float[3, 4, 2] y) {
+        y = InstanceNormalization(x, s, b)
+    }
+    """
+    model = parsed(text, s=np.ones(s_shape, np.float32), b=np.zeros(b_shape, np.float32))
+    assert rejected(model).endswith(f"(InstanceNormalization): {message}")
+    import_model(parsed(text, s=np.ones(4, np.float32), b=np.zeros(4, np.float32)), {})
