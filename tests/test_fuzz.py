@@ -237,3 +237,35 @@ def test_a_qdq_model_is_judged_against_onnxruntimes_basic_level_as_verify_does()
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     outcome = run_case(model, np.random.default_rng([83, 185]))
     assert outcome.kind == "verified", outcome
+
+
+def test_an_if_reading_a_float_cast_to_double_and_back_is_an_ort_gap_and_the_program_is_right():
+    """Fuzz seed 127 case 1382: onnxruntime cannot run an If whose branches read Cast(Cast(x, double), float)
+    ("Missing Input: t4", at every graph level); through int32 it runs.  The model is valid: an ort-gap, and the
+    program computes what the spec says (Abs where the sum is positive, else Sigmoid)."""
+    import numpy as np
+    import onnx
+
+    from onnx2ttnn.convert import convert
+    from tests.fuzz.oracle import run_case
+    from tests.node.runner import execute
+
+    text = """
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[5, 4, 1] x) => (float[5, 4, 1] y) <float zero = {0}> {
+        wide = Cast<to = %d>(x)
+        back = Cast<to = 1>(wide)
+        total = ReduceSum<keepdims = 0>(back)
+        positive = Greater(total, zero)
+        y = If(positive) <then_branch = t () => (float[5, 4, 1] a) { a = Abs(back) },
+                          else_branch = e () => (float[5, 4, 1] b) { b = Sigmoid(back) }>
+    }"""
+    model = onnx.parser.parse_model(text % onnx.TensorProto.DOUBLE)
+    for sign in (1, -1):
+        x = sign * np.abs(np.random.default_rng(0).standard_normal((5, 4, 1))).astype(np.float32)
+        outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+        assert outcome.kind == "ort-gap" and "Missing Input" in outcome.detail, outcome
+        got = np.asarray(execute(convert(model, dtype="fp32"), {"x": x})[0]["y"])
+        np.testing.assert_allclose(got, np.abs(x) if sign > 0 else 1 / (1 + np.exp(-x)), rtol=1e-6, atol=1e-6)
+    through_int32 = onnx.parser.parse_model(text % onnx.TensorProto.INT32)
+    assert run_case(through_int32, np.random.default_rng(0)).kind == "verified"

@@ -59,6 +59,11 @@ ORT_GAPS = (
     # LRN on an input of rank other than 4: the spec defines it for (N x C x D1 x ... x Dn); onnxruntime's CPU
     # kernel runs 4-D only (fuzz seed 71 case 312)
     r"running LRN node.*X_shape\.NumDimensions\(\) == 4 was false",
+    # a float32 value made by Cast to double and back, read by an If / Loop / Scan body: onnxruntime's run loses it
+    # ("Missing Input: t4") at every graph level, its optimizations off too (probed: through bool, int32 or float16
+    # it runs; presumably its mandatory Cast clean-up drops the lossless pair, not the body's read), fuzz seed 127
+    # case 1382
+    r"^run fails: .*while running (If|Loop|Scan) node.*Missing Input: \S+",
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60
