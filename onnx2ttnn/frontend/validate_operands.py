@@ -197,9 +197,10 @@ def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
 def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """LayerNormalization, RMSNormalization: the axis is within the input's rank (onnxruntime: "Unexpected axis
     value (16) rank of first input is 2"; strict inference lets it pass; fuzz seed 67 case 32), and the scale
-    and bias broadcast with the normalised dims X.shape[axis:], numpy's rule (onnxruntime: "Scale and
-    (optional) bias must match X.shape[axis:] or be NumPy-broadcastable to it"; fuzz seed 101 cases 18, 506:
-    a [5, 1] scale for [5, 2, 1], an unused node the converter then removed)."""
+    and bias broadcast to the normalised dims X.shape[axis:], each dim 1 or the input's (onnxruntime: "Scale
+    and (optional) bias must match X.shape[axis:] or be NumPy-broadcastable to it"; fuzz seed 101 cases 18,
+    506: a [5, 1] scale for [5, 2, 1], an unused node the converter then removed; seed 137 case 46: a [3, 3, 8,
+    8] scale for [3, 3, 8, 1], which broadcasts both ways but not to the input)."""
     data = graph.shape(node_input(node, 0))
     axis = int(attrs.get("axis", -1))
     if data is None:
@@ -209,7 +210,7 @@ def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     normalised = data[axis % len(data):]
     for index, what in ((1, "scale"), (2, "bias")):
         shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
-        if shape is not None and any(a >= 0 and b >= 0 and 1 not in (a, b) and a != b
+        if shape is not None and any(a >= 0 and b >= 0 and a not in (1, b)
                                      for a, b in zip(reversed(shape), reversed(normalised))):
             return f"the {what} of shape {list(shape)} does not broadcast with the normalised dims {list(normalised)}"
     return None

@@ -558,3 +558,17 @@ def test_an_instance_norm_parameter_not_one_per_channel_is_refused(s_shape, b_sh
     model = parsed(text, s=np.ones(s_shape, np.float32), b=np.zeros(b_shape, np.float32))
     assert rejected(model).endswith(f"(InstanceNormalization): {message}")
     import_model(parsed(text, s=np.ones(4, np.float32), b=np.zeros(4, np.float32)), {})
+
+
+@pytest.mark.parametrize("scale,refused", [((3, 3, 8, 8), True), ((3, 1), True), ((3, 3, 8, 1), False),
+                                           ((3, 1, 8, 1), False), ((8, 1), False)])
+def test_a_layer_norm_scale_must_broadcast_to_the_input_not_only_with_it(scale, refused):
+    """Fuzz seed 137 case 46: a [3, 3, 8, 8] scale for an input [3, 3, 8, 1] normalised from axis 0 broadcasts with
+    it both ways but not to it; onnxruntime refuses ("Scale and (optional) bias must match X.shape[axis:] or be
+    NumPy-broadcastable to it"); a dim of 1 or the input's passes."""
+    model = _one("LayerNormalization", "<axis = 0>", "x, s", "float[3, 3, 8, 1]", s=np.ones(scale, np.float32))
+    if refused:
+        assert rejected(model).endswith(f"(LayerNormalization): the scale of shape {list(scale)} does not broadcast "
+                                        "with the normalised dims [3, 3, 8, 1]")
+    else:
+        import_model(model, {})
