@@ -6,6 +6,7 @@ form, so activations after a convolution stay in flattened NHWC.  The later vers
 types only: bfloat16 (LeakyRelu 16, PRelu 16, most others 22), integers (PRelu 9), double/float16 (Celu 28).
 The first schemas of HardSigmoid, LeakyRelu, Elu, Selu (version 1, with the legacy `consumed_inputs` hint and
 no ONNX shape inference) and PRelu (1 and 6, before unidirectional broadcasting of the slope) are not claimed.
+Sign lives here too: like PRelu's, its rule keeps a NaN where the ttnn op alone may not.
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import TTNNRef
 from onnx2ttnn.lowering.context import LoweringContext
-from onnx2ttnn.lowering.eltwise import (binary_to, intermediate, pass_through, ranked_operand, tensor_scalar, unary,
-                                       unary_to)
+from onnx2ttnn.lowering.eltwise import (binary_to, intermediate, is_integer, pass_through, ranked_operand,
+                                       tensor_scalar, unary, unary_to)
 from onnx2ttnn.lowering.registry import register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX Selu defaults (float32 values of the paper's constants)
@@ -184,3 +185,18 @@ def _shrink_negative(ctx: LoweringContext, node: gs.Node, lambd: float, bias: fl
     raised = ctx.op("add", [value], value.shape, name=out.name + "_raised", input_tensor_b=bias)
     lowered = ctx.op("subtract", [value], value.shape, name=out.name + "_lowered", input_tensor_b=bias)
     ctx.bind(out, ctx.op("where", [below, raised, lowered], value.shape, name=out.name), form)
+
+
+@register("Sign", versions=(9, 13), ttnn=("sign", "isnan", "where"), note="floats: where(isnan(x), x, sign(x))")
+def sign(ctx: LoweringContext, node: gs.Node) -> None:
+    """Sign-9 (13: bfloat16).  A float NaN stays NaN, as onnxruntime and the spec's numpy give (the simulator's
+    ttnn.sign is torch's, 0 for NaN, and what ttnn's kernel gives is not known; fuzz seed 137 case 240:
+    Sign(Tan(inf * Tanh(x))) gave 0 where onnxruntime gives NaN)."""
+    x, out = node.inputs[0], node.outputs[0]
+    if is_integer(x):
+        unary(ctx, node, "sign")
+        return
+    value, form = ctx.value_with_form(x)
+    signs = ctx.op("sign", [value], value.shape, name=out.name + "_sign")
+    nan = ctx.op("isnan", [value], value.shape, name=out.name + "_nan")
+    ctx.bind(out, ctx.op("where", [nan, value, signs], value.shape, name=out.name), form)

@@ -11,6 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tests.lowering.test_eltwise import check, f32, model, rng, run
 from tests.program_run import forward_text
+from tests.ttnn_api import check_source
 
 
 @pytest.mark.parametrize("attrs", [{}, {"alpha": 0.5, "beta": 0.6}])
@@ -168,3 +169,13 @@ def test_neg_of_an_argmin_is_signed():
     for dtype in ("fp32", "bf16"):
         report = verify(m, dtype=dtype)
         assert report.passed, report.text()
+
+
+def test_sign_keeps_a_nan(tmp_path):
+    """Fuzz seed 137 case 240: Sign of NaN (Tan of inf) gave 0, the simulator's torch sign; onnxruntime and the
+    spec's numpy give NaN, and so does the program now; +-inf, 0 and finite values keep their signs."""
+    feeds = {"x": np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 2.5, -1e-30, 3e38], np.float32)}
+    got, want, source = run(model("Sign", feeds), feeds, tmp_path)
+    np.testing.assert_array_equal(got, want)  # (NaNs at the same places count as equal)
+    assert np.isnan(got[0])
+    assert "ttnn.isnan(" in source and check_source(source) == []
