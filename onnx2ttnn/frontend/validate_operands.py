@@ -341,16 +341,6 @@ def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     return None
 
 
-def _check_reverse_sequence(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """time_axis and batch_axis are 0 or 1 and differ (onnxruntime: "Invalid time_axis of 64. Must be 0 or 1",
-    "time_axis and batch_axis must have different values but both are 1"; fuzz seed 71 cases 1428, 304)."""
-    time_axis, batch_axis = int(attrs.get("time_axis", 0)), int(attrs.get("batch_axis", 1))
-    for name, value in (("time_axis", time_axis), ("batch_axis", batch_axis)):
-        if value not in (0, 1):
-            return f"{name} {value} must be 0 or 1"
-    return f"time_axis and batch_axis are both {time_axis}; they must differ" if time_axis == batch_axis else None
-
-
 def _check_split(graph: GraphFacts, node, attrs) -> Optional[str]:
     """The operands (above), and num_outputs, where given, equal to the node's outputs (onnxruntime: "Number of
     outputs (3) does not match num_outputs (64)"; fuzz seed 73 case 508)."""
@@ -382,7 +372,6 @@ CHECKS: dict[str, Callable] = {
     "BatchNormalization": _check_batch_norm,
     "Concat": _check_concat,
     "MeanVarianceNormalization": _check_mvn,
-    "ReverseSequence": _check_reverse_sequence,
     "LayerNormalization": _check_layer_norm,  # (fuzz seed 67 case 32)
     "RMSNormalization": _check_layer_norm,
     "LpNormalization": _check_lp_norm,
