@@ -104,7 +104,8 @@ def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
                     "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"},
-                    "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "scalar"}}
+                    "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "scalar"},
+                    "Resize": {1: "1-D", 2: "1-D", 3: "1-D"}}  # (Resize: fuzz seed 149 case 436, a 4-D scales)
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
 # op -> (string attribute, its known values), ...: onnxruntime refuses another value even where the op's other

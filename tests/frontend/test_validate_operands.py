@@ -572,3 +572,16 @@ def test_a_layer_norm_scale_must_broadcast_to_the_input_not_only_with_it(scale, 
                                         "with the normalised dims [3, 3, 8, 1]")
     else:
         import_model(model, {})
+
+
+def test_a_resize_with_scales_not_1d_is_refused():
+    """Fuzz seed 149 case 436: Resize(x, "", x) took the 4-D input as its scales and converted (onnxruntime:
+    "Number of elements in scales should be equal to rank of the data"); roi, scales and sizes are 1-D."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[5, 3, 1, 3] x) => (float[5, 3, 1, 3] y) {
+        y = Resize<mode = "nearest">(x, "", %s)
+    }
+    """
+    assert rejected(parsed(text % "x")).endswith("(Resize): input 2 has shape [5, 3, 1, 3]; it must be 1-D")
+    import_model(parsed(text % "s", s=np.ones(4, np.float32)), {})
