@@ -277,11 +277,22 @@ MODELS: list[ZooModel] = [
              package="rapidocr==3.10.0", member="rapidocr/models/PP-OCRv6_det_small.onnx",
              shapes={"x": (1, 3, 320, 320)}, ci=False,
              sha256="090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f"),
+    # its conv biases go into bfloat8_b with their weights on the device: the gain measurement rounds them too
+    # (lowering/conv_bias_rounding.py), which keeps its weights bf16 (docs/design.md §6.43)
+    ZooModel("ppocr_v6_rec", "PP-OCRv6 small text recognizer (trained; SVTR, 18710-class softmax)", "wheel",
+             package="rapidocr==3.10.0", member="rapidocr/models/PP-OCRv6_rec_small.onnx",
+             shapes={"x": (1, 3, 48, 320)}, ci=False,
+             sha256="6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884"),
     ZooModel("smart_turn", "Smart Turn v3.2 turn-taking classifier, as pipecat ships it (trained; QDQ int8 "
              "Whisper-style encoder)", "wheel", package="pipecat-ai==1.14.0",
              member="pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
              shapes={"input_features": (1, 80, 800)}, ci=False,
              sha256="2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f"),
+    # a scikit-learn logistic regression (ai.onnx.ml only: LinearClassifier, Normalizer, ZipMap), one host region
+    # whose ZipMap returns a list of dicts (docs/design.md §6.41)
+    ZooModel("logreg_iris", "scikit-learn logistic regression on iris, as onnxruntime ships it (ai.onnx.ml only; "
+             "one host region)", "wheel", package="onnxruntime==1.32.0", member="onnxruntime/datasets/logreg_iris.onnx",
+             sha256="8224784c98d73412d9fd99abcd57a38568bd590980d0fbe5916464531c52e8fc"),
     # --- quantized by onnxruntime.quantization ---
     *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
                base=base, quantization=mode, ci=ci)

@@ -106,7 +106,7 @@ def model_options(fn):
         click.option("--memory", type=click.Choice(list(MEMORY_POLICIES)), default=Options.memory, show_default=True,
                      help="placement policy: auto (L1, height or width sharding chosen by the cost model), dram "
                           "interleaved everywhere, or L1 interleaved where it fits"),
-        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="bf16", show_default=True,
+        click.option("--dtype", type=click.Choice(list(COMPUTE_DTYPES)), default="auto", show_default=True,
                      help="compute dtype of float tensors"),
         click.option("--math-fidelity", "math_fidelity", type=click.Choice(list(MATH_FIDELITIES)),
                      default=Options.math_fidelity, show_default=True,
@@ -218,6 +218,7 @@ def summary(result, program: str, weights: str) -> str:
         *_quantized_line(result.quantized_weights()),
         f"trace: {result.program.trace}",
         *_formats_line(result.weight_formats()),
+        *_dtype_line(result.module.notes.get("settle-dtype", {})),
         *_gain_line(result.module.notes.get("measure-weight-gain", {})),
         *([auto_line(result.auto)] if result.auto else []),
         *_activations_line(result.module.notes.get("choose-activation-formats", {})),
@@ -271,13 +272,27 @@ def _formats_line(formats: dict) -> list[str]:
     return [f"weight formats: {text}" + (f" (kept bf16: {shown})" if kept else "")]
 
 
+def _dtype_line(notes: dict) -> list[str]:
+    """The summary line of --dtype auto for a quantized model: what it settled on and why (passes/settle_dtype.py;
+    a float model's bf16 goes without saying)."""
+    if "quantizers" not in notes:
+        return []
+    return [f"dtype: {notes['dtype']} (auto: {notes['why']})"]
+
+
 def _gain_line(notes: dict) -> list[str]:
     """The summary line of measure-weight-gain when it divided auto's budget (docs/design.md §6.30)."""
     if notes.get("gain", 1.0) <= 1.0:
         return []
     return [f"weight gain: the outputs amplify the weights' block-float errors {notes['gain']:.1f}x (float32 loss "
-            f"{notes['loss']:.4f} for {notes['weights']} weights in block floats, over the budget's promise): "
+            f"{notes['loss']:.4f} for {notes['weights']} weights in block floats{_with_biases(notes)}, over the "
+            f"budget's promise): "
             f"auto's budget divided by {notes['gain']:.1f}"]
+
+
+def _with_biases(notes: dict) -> str:
+    """' and 27 conv biases' when the measurement rounded conv biases with their weights (§6.43)."""
+    return f" and {notes['biases']} conv biases" if notes.get("biases") else ""
 
 
 def _activations_line(notes: dict) -> list[str]:

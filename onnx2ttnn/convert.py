@@ -272,7 +272,7 @@ def _convert_as(proto, path: Optional[str], opts: Options, output_path: Optional
     tp = opts.mesh_shape()[1] if opts.parallel == "tp" else 1
     module = import_proto(proto, path, opts.input_shapes, opts.chips // tp, shared)
     module.mesh, module.tp = opts.mesh_shape(), tp
-    check_tensors(module.graph, get_device(opts.device), opts.dtype)  # before folding computes any of them
+    check_tensors(module.graph, get_device(opts.device), "fp32" if opts.dtype == "fp32" else "bf16")  # before folding computes any of them
     ctx.timings.append(("import", read_s + time.perf_counter() - start))
     inputs = _input_files(module)
     manager = PassManager(build_pipeline())
@@ -283,7 +283,7 @@ def _convert_as(proto, path: Optional[str], opts: Options, output_path: Optional
         source_model = _source_reference(module.source_path, output_path)
         start = time.perf_counter()
         program = emit_program(module, weights_file=weights_name, source_model=source_model,
-                               options_text=opts.describe(), device_name=opts.device, probes=probes)
+                               options_text=opts.describe(module.compute_dtype), device_name=opts.device, probes=probes)
         ctx.timings.append(("emit", time.perf_counter() - start))
     except Exception:
         _keep_failed_dumps(opts, manager.dumps, inputs)

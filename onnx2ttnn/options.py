@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 MEMORY_POLICIES = ("dram", "l1", "auto")
 # --dtype: the compute dtype of float tensors, named as users of tt-metal write it (fp32, as in its
 # fp32_dest_acc_en); layouts name storage dtypes in ttnn's short form (ir/layout.LAYOUT_DTYPES: fp32 -> "f32").
-COMPUTE_DTYPES = ("bf16", "fp32")
+COMPUTE_DTYPES = ("auto", "bf16", "fp32")
 # --math-fidelity: auto (each call's fidelity from its operand formats, ir/kernel_config.py) or one for all
 MATH_FIDELITIES = ("auto", "lofi", "hifi2", "hifi3", "hifi4")
 # --parallel: how a multi-chip mesh shares the work (docs/design.md §6.19); tp is designed, not built yet
@@ -40,7 +40,7 @@ class Options:
                                                           "chosen by the cost model, the default), dram (all "
                                                           "DRAM interleaved) or l1 (L1 interleaved where it "
                                                           "fits)"})
-    dtype: str = field(default="bf16", metadata={"help": "compute dtype of float tensors: bf16 or fp32"})
+    dtype: str = field(default="auto", metadata={"help": "compute dtype of float tensors: auto (bf16, or fp32 for a quantized model whose codes bf16 values would move too far: measured, docs/design.md §6.40), bf16 or fp32"})
     math_fidelity: str = field(default="auto", metadata={"help": "math fidelity of matmul, linear, conv, softmax "
                                                                  "and norm calls: auto (LoFi for bfloat4_b "
                                                                  "operands, HiFi2 for bfloat8_b, HiFi4 for bf16 "
@@ -89,10 +89,13 @@ class Options:
         rows, cols = self.mesh_shape()
         return rows * cols
 
-    def describe(self) -> str:
-        """One line for the generated program's header (what changes the program: not dump_*, verify_each)."""
+    def describe(self, compute_dtype: str = "") -> str:
+        """One line for the generated program's header (what changes the program: not dump_*, verify_each);
+        `compute_dtype`: what --dtype settled on (settle-dtype), said as "fp32 (auto)" when auto chose fp32."""
         shapes = ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in sorted(self.input_shapes.items()))
-        text = f"device={self.device} memory={self.memory} dtype={self.dtype}"
+        dtype = compute_dtype or self.dtype
+        dtype += " (auto)" if self.dtype == "auto" and dtype != "bf16" else ""
+        text = f"device={self.device} memory={self.memory} dtype={dtype}"
         text += "" if self.math_fidelity == "auto" else f" math_fidelity={self.math_fidelity}"
         text += "" if self.weights == "bf16" else f" weights={self.weights}"  # bf16: the programs before --weights
         text += "" if self.activation_format() == "bf16" else f" activations={self.activations}"  # as before

@@ -129,6 +129,7 @@ def support_markdown() -> str:
         "declines a node.  Any op onnxruntime runs that no row serves (a com.microsoft contrib op, a Loop with a",
         "data-dependent exit, sequence ops) also converts: it runs in a host region; the rows marked",
         f"*{REGION_CELL}* are those whose node tests pass that way.",
+        "ai.onnx.ml ops (a scikit-learn export) run in host regions too; ZipMap's seq(map) is returned as onnxruntime gives it.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -25,6 +25,7 @@ from onnx2ttnn.messages import one_line
 from onnx2ttnn.reference import (PCC_THRESHOLD, accurate_sigmoids, close_excess, in_exponential_tail, logits,
                                   reference_level, sigmoid_outputs)
 from onnx2ttnn.verify_inputs import read_inputs, torch_input
+from onnx2ttnn.verify_values import is_structured, walk
 
 
 
@@ -38,6 +39,8 @@ class OutputCheck:
     passed: bool
     exact: bool = False  # an integer or boolean output, compared element for element
     logits: bool = False  # a sigmoid output in its exponential tail, compared by its logits (reference.py)
+    value: bool = False  # a sequence or map (verify_values.py): structure and integers exact, floats close
+    mismatch: str = ""  # where a sequence or map first differs
 
 
 @dataclass
@@ -60,6 +63,8 @@ class VerifyReport:
         lines = [f"{'output':28} {'shape':18} {'PCC':>10} {'max abs':>10} {'max rel':>10}  result"]
         for o in self.outputs:
             rule = "exact: integer/boolean output" if o.exact else f"PCC >= {self.threshold}"
+            rule = f"sequence/map: keys and integers exact, floats PCC >= {self.threshold}" if o.value else rule
+            rule += f"; {ascii(o.mismatch)[1:-1]}" if o.mismatch else ""
             rule += ", of the logits: all values in sigmoid's exponential tail" if o.logits else ""
             lines.append(f"{ascii(o.name)[1:-1][:28]:28} {str(o.shape):18} {o.pcc:10.6f} {o.max_abs:10.4g} "
                          f"{o.max_rel:10.4g}  {'pass' if o.passed else 'FAIL'} ({rule})")
@@ -101,6 +106,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float, sigm
     """Integer and boolean outputs pass only when every element equals onnxruntime's (compared as Python
     integers: no float64 rounding of large int64 values); float outputs pass at PCC >= threshold; a `sigmoid`
     output whose reference values all lie in the exponential tail, by the PCC of its logits (reference.py)."""
+    if is_structured(want):
+        return _compare_structured(name, got, want, threshold)
     exact = is_exact(want)
     got, want = np.asarray(got), np.asarray(want)
     equal = exact and got.shape == want.shape and _exactly_equal(got, want)
@@ -113,6 +120,20 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, threshold: float, sigm
     max_abs, max_rel = _largest(diff), _largest(diff / scale)
     return OutputCheck(name, tuple(want.shape), value, max_abs, max_rel, equal if exact else value >= threshold,
                        exact, by_logits)
+
+
+def _compare_structured(name: str, got, want, threshold: float) -> OutputCheck:
+    """A sequence or map onnxruntime returned (verify_values.py): it passes when the structure, keys and
+    integer leaves are equal and its float leaves, gathered in order, pass as a float output's values would
+    (PCC >= threshold; by closeness when constant, `pcc`)."""
+    found = walk(got, want)
+    a, b = found.floats()
+    diff = np.abs(a - b) if not found.mismatch else np.array([np.inf])
+    scale = np.maximum(np.abs(b), 1e-6) if not found.mismatch else np.array([1.0])
+    value = pcc(a, b) if not found.mismatch else 0.0
+    shape = (len(want),) if isinstance(want, (list, tuple)) else ()
+    return OutputCheck(name, shape, value, _largest(diff), _largest(diff / scale), value >= threshold, value=True,
+                       mismatch=found.mismatch)
 
 
 def _largest(values: np.ndarray) -> float:
@@ -142,7 +163,7 @@ def verify(model, *, inputs=None, per_op: bool = False, device: str = "n150", co
     of arrays of the inputs' shapes, a model onnxruntime refuses or cannot run on the inputs (its reason);
     VerificationError when the generated program fails on the simulator where onnxruntime did not (a bug).
     """
-    threshold = PCC_THRESHOLD[conversion.options.dtype if conversion else options.get("dtype", "bf16")]
+    threshold = PCC_THRESHOLD[conversion.options.dtype if conversion else options.get("dtype", "auto")]
     with tempfile.TemporaryDirectory(prefix="onnx2ttnn-verify-") as tmp:
         program_path = os.path.join(tmp, "model_ttnn.py")
         if conversion is None:
@@ -234,7 +255,10 @@ def _simulate(program, feeds: dict, device: str, per_op: bool, trace: bool, mesh
 
 
 def _host_array(tensor) -> np.ndarray:
-    """A program output as numpy, integers kept integers (bfloat16 has no numpy dtype: it is widened)."""
+    """A program output as numpy, integers kept integers (bfloat16 has no numpy dtype: it is widened); a
+    sequence or map (verify_values.py) as it is."""
+    if is_structured(tensor):
+        return tensor
     if hasattr(tensor, "numpy"):
         return tensor.float().numpy() if tensor.dtype.is_floating_point else tensor.numpy()
     return np.asarray(tensor)

@@ -23,6 +23,17 @@ def _attr(value):
     return str(value) if not hasattr(value, "name") or isinstance(value, str) else repr(value)
 
 
+def _elem_type(dtype) -> int:
+    """The TensorProto element type of a tensor's dtype: graphsurgeon keeps the enum of a type numpy has none
+    for (float8, a sequence of maps' UNDEFINED); a sequence or map of the ttnn IR (dtype object) and an unknown
+    dtype are UNDEFINED."""
+    if dtype is None:
+        return 0
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        return int(dtype)
+    return 0 if np.dtype(dtype) == np.dtype(object) else onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
 def to_onnx(module: Module, weights: bool = False) -> onnx.ModelProto:
     """The module's graph as a ModelProto; weights are included only when asked (they can be large)."""
     graph = module.graph
@@ -38,8 +49,7 @@ def to_onnx(module: Module, weights: bool = False) -> onnx.ModelProto:
             if weights:
                 inits.append(onnx.numpy_helper.from_array(np.asarray(t.values), name(t)))
             return
-        dtype = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)) if t.dtype is not None else 0
-        vi = onnx.helper.make_tensor_value_info(name(t), dtype, t.shape)
+        vi = onnx.helper.make_tensor_value_info(name(t), _elem_type(t.dtype), t.shape)
         layout = layout_of(t)
         if layout is not None:
             entry = vi.metadata_props.add()

@@ -279,15 +279,34 @@ WARM_UP = "    release(forward_device(device, params, **buffers))  # warm-up: co
 FABRIC = """        ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)  # the CCL ops move data over the fabric
 """
 CLOSE_FABRIC = "\n        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)"
+# a program with an output that is a sequence or map (fallback/values.py: ZipMap's list of dicts) reads each
+# output through as_array for --check, --outputs and the shapes it prints
+AS_ARRAY = '''def as_array(value):
+    """An output as one numpy array: a tensor's values; a sequence or map as onnxruntime returns it (ZipMap's
+    list of dicts), a map's values in key order and a sequence's items stacked (a list of N maps of K keys:
+    [N, K])."""
+    if isinstance(value, dict):
+        return numpy.array([as_array(value[key]) for key in sorted(value)])
+    if isinstance(value, (list, tuple)):
+        return numpy.array([as_array(item) for item in value])
+    return numpy.asarray(value.numpy() if hasattr(value, "numpy") else value)
+
+
+def check(outputs, expected):'''
+VALUE_READS = (("def check(outputs, expected):", AS_ARRAY),
+               ("pcc(outputs[name].numpy(), expected[name])", "pcc(as_array(outputs[name]), as_array(expected[name]))"),
+               ("numpy.asarray(tensor.numpy())", "as_array(tensor)"),
+               ("shape {tuple(tensor.shape)}", "shape {as_array(tensor).shape}"))
 
 
 def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False, fabric: bool = False,
-         l1_small_size: int = 16384) -> None:
+         l1_small_size: int = 16384, values: bool = False) -> None:
     """main() and its helpers; on a mesh of chips run() opens and closes the mesh instead of one device; with
     `fabric` (a program with CCL ops, tensor parallel) it sets the fabric config first and resets it after
     (data parallel moves nothing between chips and sets none, docs/design.md §6.19).  `settle`: the program has
     settle_weights (emit/conv_resident.py), which a traced run calls after its warm-up, before the capture.
-    `l1_small_size`: the L1_SMALL region the device or mesh opens with (module.l1_small_size)."""
+    `l1_small_size`: the L1_SMALL region the device or mesh opens with (module.l1_small_size).  `values`: an
+    output is a sequence or map, read through as_array (VALUE_READS)."""
     text = MAIN.strip("\n")
     if settle:
         assert WARM_UP in text
@@ -300,5 +319,8 @@ def main(w: CodeWriter, mesh: tuple[int, int] = (1, 1), settle: bool = False, fa
     if l1_small_size != 16384:  # the region the program's convs need (memory/l1_small.py, docs/design.md §6.33)
         assert "l1_small_size=16384" in text
         text = text.replace("l1_small_size=16384", f"l1_small_size={int(l1_small_size)}")
+    for old, new in VALUE_READS if values else ():
+        assert text.count(old) == 1
+        text = text.replace(old, new)
     for raw in text.splitlines():
         w.line(raw)

@@ -25,6 +25,7 @@ from onnx2ttnn.ir.program_config import ProgramConfig
 from onnx2ttnn.ir.sdpa_config import SDPAConfig
 from onnx2ttnn.ir.names import Namespace
 from onnx2ttnn.ir.traceable import TracePlan, trace_plan
+from onnx2ttnn.fallback.values import is_value_var
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, op_info
 
 PROGRAM_CONFIGS = (ProgramConfig, SDPAConfig)  # the program configs a call may pass, each defined once
@@ -202,7 +203,7 @@ class PythonEmitter:
         """`run_region(params['region k'], {ONNX input: (tensor, numpy dtype)}, (torch dtypes,))`."""
         feeds = ", ".join(f"{ascii(name)}: ({(pieces or {}).get(id(t), self.name(t))}, {ascii(dtype)})"
                           for (name, dtype), t in zip(node.attrs["_region_feeds"], node.inputs))
-        results = ", ".join(torch_dtype(node, d) for d in node.attrs["_region_results"])
+        results = ", ".join("None" if d is None else torch_dtype(node, d) for d in node.attrs["_region_results"])
         shapes = tuple(tuple(int(d) for d in t.shape) if _static(t.shape) else None for t in node.outputs)
         return (f"run_region(params[{ascii(region_key(node.attrs['_region']))}], {{{feeds}}}, "
                 f"({results}{',' if len(node.attrs['_region_results']) == 1 else ''}), {literal(shapes)})")
@@ -288,7 +289,8 @@ class PythonEmitter:
             traced.traced_parts(self, w, inputs)
         program_main.main(w, self.module.mesh, settle=bool(self.settle),
                           fabric=any(op_info(n.op).cost == Cost.CCL for n in graph.nodes),
-                          l1_small_size=self.module.l1_small_size)
+                          l1_small_size=self.module.l1_small_size,
+                          values=any(is_value_var(t) for t in graph.outputs))
         return EmittedProgram(w.text(), self.weights, line_map, dict(zip(self.region_files, self.module.regions)),
                               self.trace.summary())
 
@@ -297,7 +299,11 @@ class PythonEmitter:
         w.line(f"def forward(device, params, *, {signature}):" if signature else "def forward(device, params):")
         line_map: dict[int, int] = {}
         with w.indent():
-            w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
+            if any(is_value_var(t) for t in self.module.graph.outputs):  # (fallback/values.py)
+                w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor, or a sequence or map '
+                       'as onnxruntime returns it}."""')
+            else:
+                w.line('"""Run the model on `device`; returns {ONNX output name: torch tensor}."""')
             self.statements(w, nodes, line_map)
             if self.settle:
                 w.line(conv_resident.CALL + conv_resident.COMMENT)

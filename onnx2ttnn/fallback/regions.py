@@ -36,6 +36,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
+from onnx2ttnn.fallback.values import VALUE_DTYPE, is_value, kind
 from onnx2ttnn.ir.graph import onnx_domain
 
 REGION_FALLBACK = "host region"  # the _fallback note of a region's call and of the transfers around it
@@ -94,9 +95,10 @@ def onnxruntime_runs(domain: str, op_type: str, version: Optional[int]) -> bool:
 
 def carriable(node: gs.Node) -> bool:
     """False when a tensor of the node has an element type numpy has none for (graphsurgeon keeps the
-    TensorProto enum: float8, int4, ...): the program could not pass it between onnxruntime and the device."""
+    TensorProto enum: float8, int4, ...): the program could not pass it between onnxruntime and the device.
+    A sequence or map (fallback/values.py) never goes to the device: it does not count."""
     return not any(isinstance(t.dtype, (int, np.integer)) and not isinstance(t.dtype, bool)
-                   for t in list(node.inputs) + list(node.outputs) if t.name)
+                   for t in list(node.inputs) + list(node.outputs) if t.name and not is_value(t))
 
 
 # --- what a node reads -------------------------------------------------------------------------------
@@ -213,6 +215,10 @@ def _model_bytes(region: Region, opsets: dict[str, int]) -> bytes:
             if isinstance(tensor, gs.Constant) and tensor.name not in present:
                 model.graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(tensor.values), tensor.name))
                 present.add(tensor.name)
+    values = {t.name for t in region.outputs if is_value(t)}
+    for vi in model.graph.output:  # (graphsurgeon writes a sequence of maps as a sequence of UNDEFINED tensors)
+        if vi.name in values:
+            vi.ClearField("type")  # onnxruntime infers the type of an output declared without one
     used = {onnx_domain(n) for n in _all_nodes(region.nodes)}
     del model.opset_import[:]
     for domain in sorted(used | {""}):
@@ -221,7 +227,7 @@ def _model_bytes(region: Region, opsets: dict[str, int]) -> bytes:
     if _open_subgraphs(model.graph):
         _symbolic_inputs(model.graph)
     for vi in list(model.graph.input) + list(model.graph.output):
-        if vi.type.tensor_type.elem_type == onnx.TensorProto.UNDEFINED:
+        if vi.name not in values and vi.type.tensor_type.elem_type == onnx.TensorProto.UNDEFINED:
             raise ConversionError(f"{region.source} ({_names(region)}): tensor {vi.name!r} has no known dtype")
     return model.SerializeToString()
 
@@ -328,6 +334,12 @@ def lower_region(ctx, region: Region) -> None:
 
     for tensor in region.outputs:
         shape = tensor.shape
+        if is_value(tensor):
+            if id(tensor) in region.read_outside:
+                raise ConversionError(f"node {_producer(tensor)} runs on the host (onnxruntime, {region.source}), "
+                                      f"and its output {tensor.name!r} is {kind(tensor)}, not a tensor, which the "
+                                      "device cannot read")
+            continue  # a graph output: returned as onnxruntime gives it (fallback/values.py)
         if tensor.dtype is None:
             raise ConversionError(f"{region.source}: output {tensor.name!r} of node {_producer(tensor)} has no "
                                   "known dtype")
@@ -340,17 +352,24 @@ def lower_region(ctx, region: Region) -> None:
             raise ConversionError(f"{region.source}: output {tensor.name!r} of node {_producer(tensor)} is of "
                                   f"dtype {np.dtype(tensor.dtype)}, which the program cannot carry")
     for tensor in region.inputs:
+        if is_value(tensor):
+            raise ConversionError(f"{region.source}: input {tensor.name!r} is {kind(tensor)}, not a tensor, which "
+                                  "the program cannot carry to onnxruntime")
         if tensor.dtype is None or np.dtype(tensor.dtype).kind not in "biuf":
             raise ConversionError(f"{region.source}: input {tensor.name!r} has dtype "
                                   f"{np.dtype(tensor.dtype) if tensor.dtype is not None else 'unknown'}, which the "
                                   "program cannot carry to onnxruntime")
     inputs = [ctx.host_value(t, REGION_FALLBACK) for t in region.inputs]
     # a graph output onnxruntime decides the shape of keeps its symbolic dims (the program returns it as is)
-    outputs = [gs.Variable(f"{t.name}_host", dtype=np.dtype(t.dtype),
+    # (a sequence or map is a graph output: the region's result is the program's, under the output's name)
+    outputs = [gs.Variable(t.name, dtype=VALUE_DTYPE) if is_value(t) else
+               gs.Variable(f"{t.name}_host", dtype=np.dtype(t.dtype),
                            shape=[int(d) if isinstance(d, int) else None for d in t.shape] if t.shape is not None
                            else None) for t in region.outputs]
     feeds = tuple((t.name, numpy_dtype(t)) for t in region.inputs)
-    results = tuple(host_torch_dtype(np.dtype(t.dtype), f"{region.source}: output {t.name!r}") for t in region.outputs)
+    # (None: a sequence or map, kept as onnxruntime returns it)
+    results = tuple(None if is_value(t) else host_torch_dtype(np.dtype(t.dtype), f"{region.source}: output {t.name!r}")
+                    for t in region.outputs)
     ctx.nodes.append(ttnn_node(HOST_REGION, inputs, outputs, region.source, _fallback=REGION_FALLBACK,
                                _region=region.index, _region_nodes=tuple((n.name, label(n)) for n in region.nodes),
                                _region_feeds=feeds, _region_results=results))

@@ -12,7 +12,7 @@ from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.batch_split import split_batch
 from onnx2ttnn.frontend.functions import inline_functions
 from onnx2ttnn.frontend.index_inputs import index_rows
-from onnx2ttnn.frontend.load import load_model, opset_of
+from onnx2ttnn.frontend.load import import_default_opset, load_model, opset_of
 from onnx2ttnn.frontend.shapes import check_static_inputs, infer_shapes, override_input_shapes
 from onnx2ttnn.frontend.validate import validate_model
 from onnx2ttnn.frontend.weights import SharedReads, defer_external_weights
@@ -55,6 +55,7 @@ def import_proto(proto: onnx.ModelProto, path: Optional[str], input_shapes: dict
     check_input_shapes(input_shapes)
     inline_functions(proto)  # calls of model-local functions become their bodies' nodes
     check_model(proto)  # before shape inference, which would do the work an over-limit attribute asks for
+    import_default_opset(proto)  # (an ai.onnx.ml-only model imports none)
     opset = opset_of(proto)
     batch_dims = {}
     if chips > 1:
@@ -63,6 +64,7 @@ def import_proto(proto: onnx.ModelProto, path: Optional[str], input_shapes: dict
     check_static_inputs(proto)
     proto = infer_shapes(proto)
     validate_model(proto)
+    gs.logger.G_LOGGER.severity = gs.logger.G_LOGGER.ERROR  # (its warning on a sequence of maps' UNDEFINED dtype)
     try:
         graph = gs.import_onnx(proto)
     except Exception as exc:  # graphsurgeon raises many types on malformed graphs

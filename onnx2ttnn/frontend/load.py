@@ -9,6 +9,7 @@ from google.protobuf.message import DecodeError
 from onnx2ttnn.errors import ConversionError
 from onnx2ttnn.frontend.functions import check_functions
 from onnx2ttnn.frontend.shapes import SHAPE_ONLY_ELEMENTS, elements
+from onnx2ttnn.limits import KNOWN_OPSETS
 from onnx2ttnn.messages import clean_message, one_line
 
 
@@ -67,8 +68,18 @@ def _check(path: str) -> None:
 
 
 def opset_of(model: onnx.ModelProto) -> int:
-    """The default-domain opset the model was exported with."""
+    """The default-domain opset the model was exported with (import_default_opset gives one to a model
+    that imports none)."""
     for entry in model.opset_import:
         if entry.domain in ("", "ai.onnx"):
             return entry.version
     raise ConversionError("the model imports no default-domain (ai.onnx) opset")
+
+
+def import_default_opset(model: onnx.ModelProto) -> None:
+    """A model that imports no ai.onnx opset (a scikit-learn export: ai.onnx.ml only) has no ai.onnx node,
+    as the ONNX checker requires; it is given the newest ai.onnx opset onnx and onnxruntime know, which only
+    the nodes the converter adds and the host regions' models import (docs/design.md §6.41)."""
+    if any(entry.domain in ("", "ai.onnx") for entry in model.opset_import):
+        return
+    model.opset_import.append(onnx.helper.make_opsetid("", KNOWN_OPSETS[""]))

@@ -51,6 +51,10 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
     for inp in model.graph.input:
         if inp.name in initializers:
             continue
+        kind = inp.type.WhichOneof("value")
+        if kind not in ("tensor_type", None):  # a sequence or map (DictVectorizer's dict)
+            raise ConversionError(f"input {inp.name!r} is {_KINDS.get(kind, kind)}, not a tensor: a program's "
+                                  "inputs are tensors")
         dims = inp.type.tensor_type.shape.dim
         if not inp.type.tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in dims):
             shown = ",".join(d.dim_param or "?" if not d.HasField("dim_value") else str(d.dim_value) for d in dims)
@@ -60,6 +64,10 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
             "input(s) with symbolic or unknown dimensions: " + ", ".join(bad)
             + "; give static shapes with --input-shape NAME=D0,D1,..."
         )
+
+
+_KINDS = {"map_type": "a map", "sequence_type": "a sequence", "optional_type": "an optional",
+          "sparse_tensor_type": "a sparse tensor"}
 
 
 SHAPE_ONLY_ELEMENTS = 1024  # larger initializers are never shape operands: inference needs only their type

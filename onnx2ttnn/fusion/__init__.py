@@ -28,7 +28,7 @@ class FusionRule:
     anchor_op: str
     match: Callable[[gs.Node], Union[Match, str, None]]
     rewrite: Callable[[gs.Graph, Match], None]
-    dtypes: tuple[str, ...] = ("bf16", "fp32")  # the compute dtypes (Options.dtype) whose programs it suits
+    dtypes: tuple[str, ...] = ("bf16", "fp32")  # the compute dtypes (Module.compute_dtype, --dtype settled) whose programs it suits
 
 
 def single_consumer(tensor: gs.Tensor) -> Optional[gs.Node]:

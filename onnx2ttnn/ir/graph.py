@@ -100,6 +100,8 @@ class Module:
     # how much the model amplifies its weights' block-float errors (>= 1; measure-weight-gain, lowering/weight_gain.py):
     # lower-to-ttnn divides --weights auto's error budget by it
     weight_gain: float = 1.0
+    # the dtype the program computes float values in: --dtype as asked, auto settled (settle-dtype): "bf16" | "fp32"
+    compute_dtype: str = "bf16"
     # the relative block-float errors measure-weight-gain computed for the weights it judged (a
     # lowering/block_float.RoundingErrors): lower-to-ttnn asks it instead of rounding them again, then drops it
     rounding: object = None

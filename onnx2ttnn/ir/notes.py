@@ -118,8 +118,9 @@ NOTES: dict[str, Note] = {n.key: n for n in (
     Note("region_feeds", tuple[tuple[str, str], ...], "a host region's model inputs, one per call input: (ONNX "
          "name, numpy dtype onnxruntime takes)", (LOWER,), ("emit",), ops=(HOST_REGION,),
          required_on=(HOST_REGION,)),
-    Note("region_results", tuple[TorchDtype, ...], "the torch dtype each output of a host region is kept in on "
-         "the host (what host fallbacks compute in)", (LOWER,), ("emit",), ops=(HOST_REGION,),
+    Note("region_results", tuple[Optional[TorchDtype], ...], "the torch dtype each output of a host region is "
+         "kept in on the host (what host fallbacks compute in); None for a sequence or map, kept as onnxruntime "
+         "returns it (fallback/values.py)", (LOWER,), ("emit",), ops=(HOST_REGION,),
          required_on=(HOST_REGION,)),
     Note("helper", str, "the torch function a host fallback calls (fallback/host/<family>.py)", (LOWER,),
          ("emit",), ops=(HOST_COMPUTE,), required_on=(HOST_COMPUTE,)),

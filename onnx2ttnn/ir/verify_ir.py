@@ -198,6 +198,8 @@ def _shapes(module: Module, device) -> Found:
     specs = {spec.onnx_name: spec for spec in module.outputs}
     for tensor in module.graph.outputs:
         spec = specs.get(tensor.name)
+        if spec is not None and spec.shape is None:  # a sequence or map (fallback/values.py): no shape
+            continue
         if spec is not None and tuple(tensor.shape) != tuple(spec.shape):
             yield None, tensor, f"graph output of shape {tuple(tensor.shape)}, declared {tuple(spec.shape)}"
 

@@ -36,6 +36,8 @@ def read_bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] 
     """The bytes one call of `reader` reads of `tensor` (or writes of it, without a reader), in `layout`."""
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
+    if tensor.shape is None:  # a sequence or map onnxruntime returned (fallback/values.py): no device bytes
+        return 0
     if reader is not None and reader.op == "conv2d" and any(tensor is t for t in reader.inputs[1:3]):
         return prepared_conv_bytes(reader, bias=tensor is not reader.inputs[1])
     prepared = prepared_weights_format(reader) if reader is not None else None

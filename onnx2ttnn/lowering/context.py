@@ -72,7 +72,7 @@ class LoweringContext:
     """Builds the ttnn graph while the lowering pass walks the ONNX nodes in order."""
 
     def __init__(self, dtype: str = "bf16") -> None:
-        self.dtype = dtype  # the program's compute dtype ("bf16" | "fp32", Options.dtype)
+        self.dtype = dtype  # the program's compute dtype ("bf16" | "fp32": Module.compute_dtype, --dtype settled)
         self.output_tail: frozenset[int] = frozenset()  # ids of ONNX nodes at an output tail (lowering/accuracy.py)
         self.output_names: frozenset[str] = frozenset()  # the ONNX graph's output names
         self.nodes: list[gs.Node] = []

@@ -13,11 +13,15 @@ weight's values tells the two apart; the network's Jacobian does.  So the gain i
      one's r^2 within its share of the budget, in the orientation its rule uploads it, weight_dtype.weight_upload:
      a conv's [KH*KW*IC, OC], a MatMul's [K, N]); each weight's errors are kept for lowering (Module.rounding),
      which judges the same arrays again (block_float.RoundingErrors: each weight rounded once per conversion);
+     with each rounded conv weight, its bias as ttnn.conv2d prepares it, in the weight's block float
+     (conv_bias_rounding.py: not counted in sum(r_i^2); its error shows as amplification);
   2. onnxruntime runs the graph twice on seeded inputs (as verify's: N(0, 1) floats, token ids below their
      table's rows, other integers ones; frontend/index_inputs.py), with the
-     exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round);
+     exact weights and with those weights rounded as tt-metal packs them (weight_dtype.bfp_round), and each one's
+     reader taking its activation as the weight's math fidelity reads it (operand_truncation.py: HiFi2 and LoFi
+     read 6 of its 7 bits);
   3. the loss L is the largest 1 - PCC over the float outputs (an output of one element, which has no PCC, by
-     verify's closeness in the same units: _loss), the amplification a = 2 L / sum(r_i^2).
+     verify's closeness in the same units: output_loss), the amplification a = 2 L / sum(r_i^2).
 
 The budget B promised the weights a loss of at most B / 2.  When L keeps that promise, nothing changes (gain 1:
 a plain MLP with Relus measures a = 1.16 and still fits).  When L breaks it, the gain is a: lowering divides the
@@ -37,6 +41,8 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
+from onnx2ttnn.lowering import operand_truncation as truncation
+from onnx2ttnn.lowering.conv_bias_rounding import conv_bias_rounding
 from onnx2ttnn.lowering.weight_dtype import WEIGHT_OPS, auto_block_float, count_weight_layers, weight_upload
 from onnx2ttnn.reference import PCC_THRESHOLD, close_excess
 
@@ -59,6 +65,7 @@ class WeightGain:
     spent: float = 0.0
     weights: int = 0
     why: str = ""
+    biases: int = 0  # conv biases rounded with their weights (conv_bias_rounding)
 
     @property
     def amplification(self) -> float:
@@ -67,16 +74,18 @@ class WeightGain:
 
 
 def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
-            rounding: Optional[RoundingErrors] = None) -> WeightGain:
+            rounding: Optional[RoundingErrors] = None, fidelity: Optional[str] = None) -> WeightGain:
     """The gain of `graph`'s outputs on the block-float errors of the weights auto would take under `budget`
     (`exempt`: weights auto does not judge by the budget, left exact: dequantized ones, the tail's logit weights;
-    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows).  Each
-    candidate's errors go into `rounding`, where lowering finds them."""
+    `index_rows`: integer inputs used as row indices -> the rows they may pick, Module.index_rows; `fidelity`:
+    the one --math-fidelity forces, or None).  Each candidate's errors go into `rounding`, where lowering finds
+    them."""
     share = budget / max(1, count_weight_layers(graph))
     rounding = RoundingErrors() if rounding is None else rounding
     rounded = {}
     candidates = list(_candidates(graph, exempt))
     compact = sum(_nbytes(tensor) for tensor, _ in candidates) >= COMPACT_BYTES
+    biases, bits = {}, {}
     for tensor, upload in candidates:
         values = np.asarray(tensor.values, np.float32)
         uploaded = upload.to(values)
@@ -86,19 +95,22 @@ def measure(graph: gs.Graph, budget: float, exempt=frozenset(), index_rows=None,
         if fmt is not None:
             back = upload.back(moved[fmt], values.shape)
             rounded[tensor.name] = (_compact(back) if compact else back, errors[fmt] ** 2)
+            biases.update(conv_bias_rounding(tensor, fmt))
+            bits[tensor.name] = truncation.activation_bits(fmt, fidelity)
         del moved
     if not rounded:
         return WeightGain(why="no weight within its share")
-    spent = sum(r2 for _, r2 in rounded.values())
+    spent, count = sum(r2 for _, r2 in rounded.values()), len(rounded)
     if spent == 0.0:  # each one exact in its block float: the rounded run would be the exact run, loss 0
-        return WeightGain(weights=len(rounded), why="the weights it would round are exact in their block floats")
+        return WeightGain(weights=count, why="the weights it would round are exact in their block floats")
+    replaced = {**{name: v for name, (v, _) in rounded.items()}, **biases}
     try:
-        exact, approx = _run_both(graph, {name: v for name, (v, _) in rounded.items()}, index_rows or {})
+        exact, approx = _run_both(graph, replaced, index_rows or {}, bits)
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: the estimate stands as it was
-        return WeightGain(spent=spent, weights=len(rounded), why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
-    loss = max((_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
+        return WeightGain(spent=spent, weights=count, why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
+    loss = max((output_loss(a, b) for a, b in zip(exact, approx) if a.dtype.kind == "f"), default=0.0)
     broken = loss > budget / 2  # the budget's promise to the weights
-    return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, len(rounded))
+    return WeightGain(max(1.0, 2.0 * loss / spent) if broken else 1.0, loss, spent, count, biases=len(biases))
 
 
 def _candidates(graph: gs.Graph, exempt):
@@ -128,48 +140,64 @@ def _compact(rounded: np.ndarray) -> np.ndarray:
     return (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
 
 
-def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict) -> tuple[list, list]:
-    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in: the
-    replaced weights become graph inputs, fed the graph's own arrays in the first session; in the second, those
-    `replaced` holds in bfloat16 come in as bfloat16 inputs each cast to float32 just before its first reader
-    (_cast_inputs), so the rounded weights take half the memory.  The other constants of HANDED_BYTES or more stay
-    initializers but are handed to onnxruntime as the graph's own arrays (external initializers), so the model
-    it parses holds no weights: no serialized copy, none of its own, each lazy weight read once (into `graph`,
-    where lowering finds it)."""
+def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict, truncated=None) -> tuple[list, list]:
+    """The graph's outputs from onnxruntime with its weights as they are, then with `replaced` swapped in and the
+    activations of the weights' readers read as their fidelity reads them (`truncated`: weight -> bits;
+    operand_truncation.py, in a second session): the replaced weights become graph inputs (onnxruntime_model), fed
+    the graph's own arrays in the first session; in the second, those `replaced` holds in bfloat16 come in as
+    bfloat16 inputs each cast to float32 just before its first reader (_cast_inputs), so the rounded weights take
+    half the memory."""
     from onnx2ttnn import ort
 
+    as_inputs = set(replaced)
+    model, handed, feeds = onnxruntime_model(graph, index_rows, as_inputs)
+    names = [o.name for o in model.graph.output]
+    session = ort.session(model.SerializeToString(), initializers=handed)
+    exact = [np.asarray(a) for a in ort.run(session, names, feeds)]
+    compact = {name for name, values in replaced.items() if values.dtype != np.float32}
+    if compact and default_opset(model) < CAST_BFLOAT16:
+        replaced = {name: values.astype(np.float32) for name, values in replaced.items()}
+        compact = set()
+    truncated = truncated if truncated and default_opset(model) >= truncation.MIN_OPSET else {}
+    if compact or truncated:
+        del session
+        truncation.truncate_operands(model.graph, truncated)
+        renamed = _cast_inputs(model.graph, compact)
+        session = ort.session(model.SerializeToString(), initializers=handed)
+        replaced = {renamed.get(name, name): values for name, values in replaced.items()}
+    inputs = {name: values for name, values in feeds.items() if name not in as_inputs}
+    return exact, [np.asarray(a) for a in ort.run(session, names, {**inputs, **replaced})]
+
+
+def onnxruntime_model(graph: gs.Graph, index_rows: dict, as_inputs=frozenset()) -> tuple:
+    """`graph` exported for onnxruntime: (the model, the arrays handed to its session, its feeds).  The feeds are
+    verify's seeded inputs (_inputs), plus the constants `as_inputs` names, made graph inputs and fed the graph's
+    own arrays.  The other constants of HANDED_BYTES or more stay initializers but are handed to onnxruntime as the
+    graph's own arrays (ort.session's `initializers`: external initializers), so the model it parses holds no
+    weights: no serialized copy, none of its own, each lazy weight read once (into `graph`, where lowering finds
+    it)."""
     copy = graph.copy()
     feeds = _inputs(copy.inputs, index_rows)
     originals = graph.tensors()
-    exact, handed = {}, {}
+    handed = {}
     top = {id(node) for node in copy.nodes}
     for name, constant in copy.tensors().items():
         if not isinstance(constant, gs.Constant):
             continue
-        if name in replaced:
-            exact[name] = np.asarray(originals[name].values)
-            _as_input(copy, constant, exact[name])
+        if name in as_inputs:
+            feeds[name] = np.asarray(originals[name].values)
+            _as_input(copy, constant, feeds[name])
         elif _handed(constant, top):
             handed[name] = np.ascontiguousarray(originals[name].values)
             _as_input(copy, constant, handed[name])
     model = gs.export_onnx(copy, do_type_check=False)
     del copy
     _external(model.graph, handed)
-    names = [o.name for o in model.graph.output]
-    session = ort.session(model.SerializeToString(), initializers=handed)
-    exact = [np.asarray(a) for a in ort.run(session, names, {**feeds, **exact})]
-    compact = {name for name, values in replaced.items() if values.dtype != np.float32}
-    if compact and _opset(model) < CAST_BFLOAT16:
-        replaced = {name: values.astype(np.float32) for name, values in replaced.items()}
-    elif compact:
-        del session
-        renamed = _cast_inputs(model.graph, compact)
-        session = ort.session(model.SerializeToString(), initializers=handed)
-        replaced = {renamed.get(name, name): values for name, values in replaced.items()}
-    return exact, [np.asarray(a) for a in ort.run(session, names, {**feeds, **replaced})]
+    return model, handed, feeds
 
 
-def _opset(model) -> int:
+def default_opset(model) -> int:
+    """The default domain's opset of an onnx model (0 when it imports none)."""
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
@@ -262,7 +290,7 @@ def _inputs(inputs: list, index_rows: dict) -> dict:
     return feeds
 
 
-def _loss(exact: np.ndarray, approx: np.ndarray) -> float:
+def output_loss(exact: np.ndarray, approx: np.ndarray) -> float:
     """1 - PCC of two float outputs (0 for equal ones; 1 when the rounded run gives non-finite values).  An output
     with no PCC (one element, or constant) verify judges by closeness (reference.close_excess: passing while the
     excess e is at most 1): its loss is (1 - PCC_THRESHOLD) e^2, quadratic in the error as 1 - PCC is, and equal

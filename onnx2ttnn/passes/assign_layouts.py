@@ -25,7 +25,7 @@ class AssignLayouts(Pass):
     name = "assign-layouts"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        compute = "f32" if ctx.options.dtype == "fp32" else "bf16"
+        compute = "f32" if module.compute_dtype == "fp32" else "bf16"
         for node in module.graph.nodes:
             for out in node.outputs:
                 set_layout(out, self._layout(node, out, compute))

@@ -51,7 +51,7 @@ class ChooseActivationFormats(Pass):
         spent = float(lowered.get("weight_error", 0.0))
         # a data-parallel chip runs the one-chip program (at its share of the batch); tensor-parallel splits are
         # left in bf16 (their all_reduce inputs and split weights were not probed with bfloat8_b)
-        found = candidates(module.graph) if mode != "bf16" and ctx.options.dtype == "bf16" and \
+        found = candidates(module.graph) if mode != "bf16" and module.compute_dtype == "bf16" and \
             module.tp == 1 else []
         found.sort(key=lambda c: -c[1])  # largest saving first
         chosen, saved = [], 0

@@ -21,7 +21,7 @@ class FusePatterns(Pass):
         graph = module.graph
         applied, rejected = Counter(), Counter()
         for rule in rule_set():
-            if ctx.options.dtype not in rule.dtypes:
+            if module.compute_dtype not in rule.dtypes:
                 continue
             for node in list(graph.nodes):
                 if node.op != rule.anchor_op or onnx_domain(node) != "" or not node.outputs:

@@ -4,7 +4,8 @@ Reads: a fused ONNX graph with static shapes (and Module.rounding, the weights' 
 measure-weight-gain computed, which it drops).  Writes: a new graph of ttnn nodes: graph inputs are host
 tensors uploaded by `from_torch`, weights are `from_torch` nodes marked `_param` (loaded once by
 load_parameters), outputs come back through `to_torch` (those a host fallback computed are returned as
-they are, `host_output`: cast to their ONNX dtype).  A node with no rule, or whose rule declines it
+they are, `host_output`: cast to their ONNX dtype; a sequence or map a host region returns is the output
+itself, fallback/values.py).  A node with no rule, or whose rule declines it
 (NotLowerable), goes to its host fallback (fallback/: to_torch, a torch helper, from_torch) unless
 fallbacks are off; every op type left without either is reported at once, with its node count and the
 schema version the model's opset resolves to (a rule serves only the schema versions it was checked
@@ -25,6 +26,7 @@ from onnx import TensorProto
 from onnx2ttnn.errors import ConversionError, NotLowerable, UnsupportedOpsError
 from onnx2ttnn.fallback import fallback_versions, lookup_fallback, lower_with_fallback
 from onnx2ttnn.fallback.absorb import absorbed
+from onnx2ttnn.fallback.values import is_value
 from onnx2ttnn.fallback.regions import (Region, build_region, carriable, check_region, lower_region, node_reads,
                                         onnxruntime_runs, partition, schedule, summary)
 from onnx2ttnn.ir.dtypes import torch_dtype
@@ -61,7 +63,8 @@ class LowerToTTNN(Pass):
         outputs = self._download_outputs(graph, lctx, bfloat16)
         _drop_unused_uploads(lctx)
         module.inputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in lowered.inputs]
-        module.outputs = [TensorSpec(t.name, tuple(t.shape), np.dtype(t.dtype)) for t in outputs]
+        module.outputs = [TensorSpec(t.name, tuple(t.shape) if t.shape is not None else None, np.dtype(t.dtype))
+                          for t in outputs]  # (a sequence or map: no shape, dtype object)
         module.graph = gs.Graph(nodes=lctx.nodes, inputs=lowered.inputs, outputs=outputs, opset=module.opset,
                                 name=graph.name)
         module.rounding = None  # (no pass after this one judges weights)
@@ -81,7 +84,7 @@ class LowerToTTNN(Pass):
         so that the rest lowers; with it, the regions are lowered and their nodes skipped."""
         graph = module.graph
         use_fallback = ctx.options.fallback
-        lctx = LoweringContext(ctx.options.dtype)
+        lctx = LoweringContext(module.compute_dtype)
         lctx.output_tail, lctx.output_names = output_tail(graph), frozenset(t.name for t in graph.outputs)
         lctx.dequantized = dict(module.dequantized)
         lctx.weights, lctx.weight_layers = ctx.options.weights, count_weight_layers(graph)
@@ -195,6 +198,9 @@ class LowerToTTNN(Pass):
         for t in graph.outputs:
             lctx.source = f"output {t.name}"
             computed = lctx.host_result(t)
+            if computed is not None and is_value(t):  # a sequence or map: the host region's result, as it is
+                outputs.append(computed)
+                continue
             if computed is not None:  # a host fallback computed it: no round trip through the device
                 host = gs.Variable(t.name, dtype=_program_dtype(t, bfloat16), shape=list(computed.shape))
                 lctx.nodes.append(ttnn_node(HOST_OUTPUT, [computed], [host], lctx.source, _output=t.name,
@@ -233,7 +239,7 @@ class _Lowered:
             if not is_static(t.shape):
                 dynamic.add(t.name)
             shape = [d if isinstance(d, int) else 1 for d in (t.shape or [1])] or [1]
-            dtype = FLOAT if t.dtype is None or np.dtype(t.dtype).kind in "fb" else INDEX
+            dtype = FLOAT if t.dtype is None or is_value(t) or np.dtype(t.dtype).kind in "fb" else INDEX
             lctx.bind(t, gs.Variable(t.name + "_region", dtype=dtype, shape=shape))
 
 

@@ -1,6 +1,7 @@
 """measure-weight-gain: how much the model amplifies its weights' block-float errors, measured with onnxruntime.
 
-Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights and dtype, the
+Reads: the folded ONNX graph (before fusion: onnxruntime runs every node), Options.weights and math_fidelity,
+Module.compute_dtype, the
 dequantized weights of fold-dequantize, the output tail (lowering/accuracy.py), Module.index_rows (the inputs
 are verify's).  Writes: `Module.weight_gain`, and `Module.rounding`: the rounding errors of each weight it
 judged (lowering/block_float.RoundingErrors; lower-to-ttnn asks it instead of rounding them again),
@@ -8,13 +9,14 @@ the divisor lower-to-ttnn applies to --weights auto's error budget (lowering/wei
 1, or the measured amplification when the weights auto would take lose more output PCC, in float32, than the
 budget promised them; and in the pass notes what was measured (or why nothing was).  The graph is not changed.
 Only under --weights auto in a bf16 program: other modes keep 1 and run nothing.  The measurement and its
-reasons: lowering/weight_gain.py, docs/design.md §6.30.
+reasons: lowering/weight_gain.py, docs/design.md §6.30 and §6.43 (conv biases, the fidelity's reads).
 Before: PP-OCRv4's recognizer takes 42 bfloat8_b weights (verify: PCC 0.9864); after: g = 5.1 (float32 loss
 0.0072 where the estimate said 0.0014), the budget a fifth, its weights bf16 (PCC 0.9993).
 """
 from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module
+from onnx2ttnn.ir.kernel_config import forced_fidelity
 from onnx2ttnn.lowering.accuracy import output_tail
 from onnx2ttnn.lowering.block_float import RoundingErrors
 from onnx2ttnn.lowering.weight_dtype import exponential_tail, model_error_budget, tail_weights
@@ -27,14 +29,14 @@ class MeasureWeightGain(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         module.weight_gain, module.rounding = 1.0, None
-        if ctx.options.weights != "auto" or ctx.options.dtype != "bf16":
+        if ctx.options.weights != "auto" or module.compute_dtype != "bf16":
             return
         module.rounding = RoundingErrors()
         tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them
         exempt = frozenset(module.dequantized) | tail_weights(module.graph, tail)
         found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt,
-                        module.index_rows, module.rounding)
+                        module.index_rows, module.rounding, forced_fidelity(ctx.options.math_fidelity))
         module.weight_gain = found.gain
         module.notes[self.name] = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3),
                                    "loss": found.loss, "error": found.spent,
-                                   "weights": found.weights, "why": found.why}
+                                   "weights": found.weights, "biases": found.biases, "why": found.why}

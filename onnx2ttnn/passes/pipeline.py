@@ -24,6 +24,7 @@ from onnx2ttnn.passes.place_memory import PlaceMemory
 from onnx2ttnn.passes.place_on_mesh import PlaceOnMesh
 from onnx2ttnn.passes.remove_identities import RemoveIdentities
 from onnx2ttnn.passes.reuse_conv_weights import ReuseConvWeights
+from onnx2ttnn.passes.settle_dtype import SettleDtype
 from onnx2ttnn.passes.simplify_ttnn import SimplifyTTNN
 from onnx2ttnn.passes.split_tensor_parallel import SplitTensorParallel
 
@@ -43,6 +44,7 @@ def build_pipeline() -> list[Pass]:
         FoldDequantize(),     # quantized weights (DequantizeLinear of constants) become float weights
         FoldConstants(),      # shape arithmetic and constant subgraphs become constants
         RemoveIdentities(),   # no-op nodes out of the way of the pattern matcher
+        SettleDtype(),        # --dtype auto: bf16, or fp32 for a quantized model bf16 values move off its codes
         MeasureWeightGain(),  # --weights auto: how much the model amplifies weight errors (onnxruntime, unfused)
         # ONNX -> ttnn
         FusePatterns(),       # linear+bias, gelu, conv+batchnorm, conv+activation, Q->DQ pairs

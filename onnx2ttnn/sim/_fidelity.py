@@ -8,9 +8,12 @@ docstring; tt-metal llk_unpack_AB_matmul, "In0 -> srcB, In1 -> srcA"; docs/ttnn-
   activation) in SrcB and input_tensor_b (the weights) in SrcA.  Modelled as truncating each operand's
   mantissa to the bits consumed (the bits no pass reads contribute nothing), then exact products.  A
   bfloat16 / bfloat8_b operand has 7 mantissa bits, so HiFi4 leaves it whole, HiFi2 whole in SrcA, LoFi cuts
-  weights to 4 bits and activations to 6.  Float32 operands are not modelled: they keep every bit (the real
-  FPU reads them through its 19-bit source registers, a width not cited here, so a float32 program's matmuls
-  are more precise on the simulator than on a device).
+  weights to 4 bits and activations to 6.  Float32 operands keep every bit by default, which makes a float32
+  program's matmuls and convs more precise here than on a device: the matrix engine's source registers hold
+  TF32 (10 explicit mantissa bits; an FP32 value loses its low 13 bits on the way in: docs/ttnn-facts.md §48).
+  With ONNX2TTNN_SIM_TF32=1 a float32 operand is truncated to TF32 and then to the bits its fidelity reads:
+  a measurement switch (docs/design.md §6.40), not the default, since every float32 program's figures and the
+  ONNX node tests' float32 tolerances were set without it.
 * fp32_dest_acc_en=False: the destination register holds Float16_b, so a matmul's sum over K is rounded to
   bfloat16 after each K tile (32 values) is added; with it, the sum stays float32 (the simulator's default).
   packer_l1_acc accumulates K blocks in L1 in the same intermediate format: no further numeric effect here.
@@ -23,6 +26,7 @@ default) is computed exactly, as before configs were modelled.
 from __future__ import annotations
 
 import enum
+import os
 
 import torch
 
@@ -50,6 +54,8 @@ class ThrottleLevel(enum.Enum):
     LEVEL_5 = 5
 
 
+TF32_ENV = "ONNX2TTNN_SIM_TF32"  # "1": float32 matmul / conv operands read as TF32 (module docstring)
+TF32_BITS = 10  # TF32's explicit mantissa bits
 # mantissa bits consumed over all passes: (SrcA = input_tensor_b / weights, SrcB = input_tensor_a / activation)
 CONSUMED_BITS = {MathFidelity[name]: bits for name, bits in _BITS_BY_NAME.items()}
 DEST_K_TILE = 32  # values of K added to the destination register per matmul tile
@@ -101,11 +107,18 @@ def truncate_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
 
 def fidelity_operands(config, a: torch.Tensor, b: torch.Tensor, a_float32: bool = False, b_float32: bool = False):
     """(a, b) as the multipliers see them under `config`: a in SrcB, b in SrcA (unchanged without a config);
-    an operand stored as float32 (`a_float32`, `b_float32`) is left whole (not modelled)."""
+    an operand stored as float32 (`a_float32`, `b_float32`) is left whole, or under TF32_ENV read as TF32."""
     if config is None or config.math_fidelity is MathFidelity.Invalid:
         return a, b
     bits_src_a, bits_src_b = CONSUMED_BITS[config.math_fidelity]
-    return (a if a_float32 else _consumed(a, bits_src_b)), (b if b_float32 else _consumed(b, bits_src_a))
+    tf32 = os.environ.get(TF32_ENV) == "1"
+    return (_tf32(a, bits_src_b, tf32) if a_float32 else _consumed(a, bits_src_b)), \
+        (_tf32(b, bits_src_a, tf32) if b_float32 else _consumed(b, bits_src_a))
+
+
+def _tf32(x: torch.Tensor, bits: int, modelled: bool) -> torch.Tensor:
+    """A float32 operand as the multipliers see it: whole, or (`modelled`) TF32 with `bits` of it read."""
+    return truncate_mantissa(x.float(), min(TF32_BITS, bits)) if modelled else x
 
 
 def _consumed(x: torch.Tensor, bits: int) -> torch.Tensor:

@@ -29,3 +29,18 @@ def test_dump_ir_after_a_pass(mlp_path, tmp_path):
     assert result.exit_code == 0, result.output
     model = onnx.load(str(tmp_path / "ir_after_fuse-patterns.onnx"))
     assert "Linear" in {n.op_type for n in model.graph.node}
+
+
+def test_a_sequence_of_maps_is_dumped_with_an_undefined_element_type(tmp_path):
+    """ZipMap's seq(map) (graphsurgeon's UNDEFINED enum before lowering, dtype object after) in the IR dumps."""
+    from tests.fallback.test_values import ml_only_model
+
+    path = tmp_path / "logreg.onnx"
+    onnx.save(ml_only_model(), str(path))
+    result = CliRunner().invoke(main, ["convert", str(path), "-o", str(tmp_path / "m_ttnn.py"),
+                                       "--dump-ir-after", "fold-constants", "--dump-ir-after", "lower-to-ttnn"])
+    assert result.exit_code == 0, result.output
+    for after in ("fold-constants", "lower-to-ttnn"):
+        outputs = onnx.load(str(tmp_path / f"ir_after_{after}.onnx")).graph.output
+        assert {o.name: o.type.tensor_type.elem_type for o in outputs} == {"label": onnx.TensorProto.INT64,
+                                                                           "probabilities": 0}

@@ -41,3 +41,23 @@ def test_a_model_the_checker_rejects_is_named_with_the_checkers_words(tmp_path):
     assert (tmp_path / "bad.onnx.data").is_file()
     with pytest.raises(ConversionError, match=r"bad\.onnx fails the ONNX checker: .*nowhere"):
         onnx2ttnn.convert(str(path))
+
+
+def test_a_model_importing_only_ai_onnx_ml_gets_the_newest_ai_onnx_opset():
+    """A scikit-learn export imports ai.onnx.ml alone; the importer gives it an ai.onnx opset (import_default_opset)
+    rather than refusing it, and leaves a model that imports one as it is."""
+    from onnx2ttnn.frontend.load import import_default_opset, opset_of
+    from onnx2ttnn.limits import KNOWN_OPSETS
+
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Normalizer", ["x"], ["y"], domain="ai.onnx.ml", norm="L2")], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("ai.onnx.ml", 1)])
+    with pytest.raises(ConversionError, match="imports no default-domain"):
+        opset_of(model)
+    import_default_opset(model)
+    assert opset_of(model) == KNOWN_OPSETS[""]
+    model.opset_import[-1].version = 13
+    import_default_opset(model)
+    assert [(e.domain, e.version) for e in model.opset_import] == [("ai.onnx.ml", 1), ("", 13)]

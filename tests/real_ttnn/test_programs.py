@@ -182,6 +182,23 @@ def test_programs_with_host_regions_run_on_real_ttnn(ttnn_mock, case, tmp_path):
     _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
 
 
+@pytest.mark.parametrize("case", ["ml_only", "ml_mixed"])
+def test_a_sequence_of_maps_from_a_host_region_comes_back_on_real_ttnn(ttnn_mock, case, tmp_path):
+    """ZipMap's seq(map) (fallback/values.py): the forward pass returns onnxruntime's list of dicts next to the
+    torch tensors; an ai.onnx.ml-only model makes no ttnn call, a mixed one runs its device ops around it."""
+    from tests.fallback.test_values import ml_mixed_model, ml_only_model
+
+    program = _convert(ml_only_model() if case == "ml_only" else ml_mixed_model(), tmp_path, "auto", "n150")
+    if case == "ml_mixed":
+        _check_on_real_ttnn(ttnn_mock, program, "auto", "n150")
+    report = ttnn_mock.run_program(program, device="n150")
+    assert report["ok"] and report["returncode"] == 0, report.get("error")
+    outputs = {o["name"]: o for o in report["outputs"]}
+    assert outputs["probabilities"]["python_type"] == "list" and "{0: " in outputs["probabilities"]["repr"]
+    assert outputs["label"]["python_type"] == "Tensor"
+    assert (report["ttnn_calls_in_forward"] == 0) == (case == "ml_only")
+
+
 @pytest.mark.parametrize("case", ["qoperator", "qoperator_fp32", "qlinear_conv_fp32", "nbits"])
 def test_quantized_contrib_programs_run_on_real_ttnn(ttnn_mock, case, tmp_path):
     """com.microsoft QLinearAdd / QLinearMul (quantize_static's QOperator format) and MatMulNBits (a 4-bit weight

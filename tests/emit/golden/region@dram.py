@@ -47,15 +47,16 @@ def open_region(path):
 
 def run_region(session, feeds, dtypes, shapes):
     """Run a host region: feeds {ONNX input name: (host torch tensor, numpy dtype its model takes)}; returns its
-    outputs as host torch tensors of `dtypes`, each of the shape the program was converted for (None: any)."""
+    outputs as host torch tensors of `dtypes`, each of the shape the program was converted for (None: any);
+    an output of dtype None (a sequence or map: ZipMap's list of dicts) as onnxruntime returns it."""
     arrays = {name: numpy.asarray(tensor.detach().numpy(), order="C").astype(dtype, copy=False)  # (rank 0 kept)
               for name, (tensor, dtype) in feeds.items()}
-    results = [numpy.asarray(value) for value in session.run(None, arrays)]
+    results = [value if dtype is None else numpy.asarray(value) for value, dtype in zip(session.run(None, arrays), dtypes)]
     for output, value, shape in zip(session.get_outputs(), results, shapes):
         if shape is not None and tuple(value.shape) != shape:
             raise RuntimeError(f"host region output {output.name!a} has shape {tuple(value.shape)}; the program "
                                f"was converted for {shape}")
-    return [torch.from_numpy(value).to(dtype) for value, dtype in zip(results, dtypes)]
+    return [value if dtype is None else torch.from_numpy(value).to(dtype) for value, dtype in zip(results, dtypes)]
 
 
 def load_parameters(device, path=None, regions=None):

@@ -1,0 +1,113 @@
+"""settle-dtype (passes/settle_dtype.py, lowering/bf16_activations.py): --dtype auto is bf16, or fp32 for a model
+that quantizes activations when bfloat16 values would move its codes too far, measured with onnxruntime."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx2ttnn.convert import convert
+from onnx2ttnn.verify import verify
+
+F = TensorProto.FLOAT
+V = helper.make_tensor_value_info
+
+
+def _model(nodes, constants: dict, output: str = "y"):
+    graph = helper.make_graph(nodes, "m", [V("x", F, [32, 64])], [V(output, F, [32, 64])],
+                              initializer=[numpy_helper.from_array(np.asarray(v), n) for n, v in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _pair(source: str, scale: str, out: str) -> list:
+    return [helper.make_node("QuantizeLinear", [source, scale, "zero"], [out + "_q"], name=out + "_quantize"),
+            helper.make_node("DequantizeLinear", [out + "_q", scale, "zero"], [out], name=out + "_dequantize")]
+
+
+def _difference_of_codes():
+    """y = DQ(Q(50 x)) - DQ(Q(50.5 x)), step 1: round(50 x) - round(50.5 x), about -x / 2 plus whole-code
+    rounding.  Between 64 and 128 a bfloat16 step is 0.5, so a product rounded to bf16 sits on a half and the
+    quantizer's round-half-to-even moves it: y, a few codes wide, is all code moves."""
+    nodes = [helper.make_node("Mul", ["x", "fifty"], ["a"]), helper.make_node("Mul", ["x", "fifty_half"], ["b"]),
+             *_pair("a", "one", "da"), *_pair("b", "one", "db"), helper.make_node("Sub", ["da", "db"], ["y"])]
+    return _model(nodes, {"fifty": np.float32(50.0), "fifty_half": np.float32(50.5), "one": np.float32(1.0),
+                          "zero": np.int8(0)})
+
+
+def _one_pair():
+    """y = DQ(Q(x)) at step 0.05: codes of +-60 whose bf16 input moves a few by one step, out of ~40 of spread."""
+    return _model(_pair("x", "step", "y"), {"step": np.float32(0.05), "zero": np.int8(0)})
+
+
+def test_a_quantized_model_whose_codes_bf16_moves_computes_in_fp32_and_passes():
+    model = _difference_of_codes()
+    assert not verify(model, dtype="bf16").passed  # bf16 values move the codes: y's PCC well below 0.99
+    conversion = convert(model)
+    notes = conversion.module.notes["settle-dtype"]
+    assert conversion.module.compute_dtype == "fp32" and notes["dtype"] == "fp32" and notes["quantizers"] == 2
+    assert notes["loss"] > 0.005 and notes["output"] == "y" and "over 0.005" in notes["why"]
+    assert "dtype=fp32 (auto)" in conversion.source
+    report = verify(model)
+    assert report.passed and report.outputs[0].pcc > 0.9999
+
+
+def test_a_quantized_model_that_bf16_hardly_moves_stays_bf16():
+    conversion = convert(_one_pair())
+    notes = conversion.module.notes["settle-dtype"]
+    assert conversion.module.compute_dtype == "bf16" and 0 < notes["loss"] < 0.005 and "within" in notes["why"]
+    assert "dtype=bf16 " in conversion.source
+
+
+def test_float_models_and_an_explicit_dtype_are_not_measured():
+    relu = _model([helper.make_node("Relu", ["x"], ["y"])], {})
+    conversion = convert(relu)
+    assert conversion.module.compute_dtype == "bf16"
+    assert conversion.module.notes["settle-dtype"] == {"dtype": "bf16", "why": "no quantized activation"}
+    for dtype in ("bf16", "fp32"):
+        conversion = convert(_difference_of_codes(), dtype=dtype)
+        assert conversion.module.compute_dtype == dtype and "settle-dtype" not in conversion.module.notes
+
+
+def test_the_summary_says_what_auto_chose_and_why(tmp_path):
+    from click.testing import CliRunner
+
+    from onnx2ttnn.cli import main
+
+    path = tmp_path / "codes.onnx"
+    path.write_bytes(_difference_of_codes().SerializeToString())
+    result = CliRunner().invoke(main, ["convert", str(path), "-o", str(tmp_path / "p.py")])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("dtype:"))
+    assert line.startswith("dtype: fp32 (auto: 2 quantized activations; bf16 values would cost y ") and "over" in line
+
+
+def test_a_qlinear_operator_makes_auto_fp32_and_its_codes_onnxruntimes():
+    """A QLinearMatMul of every product of a uint8 and an int8 code at decimal scales: bf16's dequantize chain
+    misses onnxruntime's codes (integer outputs are compared exactly); auto computes in float32 and gives them."""
+    from tests.lowering.test_quantize_operators import _matmul, _model as qlinear_model
+
+    node, inits = _matmul(np.arange(-127, 128, dtype=np.int8)[None, :], np.float32(0.05), (0.05, 0.25))
+    model = qlinear_model(node, [256, 1], [256, 255], inits)
+    inputs = {"x": np.arange(256, dtype=np.uint8)[:, None]}
+    assert not verify(model, inputs=inputs, dtype="bf16").passed
+    conversion = convert(model)
+    assert conversion.module.compute_dtype == "fp32"
+    assert conversion.module.notes["settle-dtype"]["operators"] == 1
+    assert verify(model, inputs=inputs).passed
+
+
+def test_an_integer_output_that_bf16_moves_makes_auto_fp32():
+    """y = QuantizeLinear(x) at step 0.05, uint8 codes as the output: verify compares them exactly, and x in bf16
+    moves some of them by one; the PCC-like loss of a float output does not apply."""
+    graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "step", "zero"], ["y"])], "m",
+                              [V("x", F, [32, 64])], [V("y", TensorProto.UINT8, [32, 64])],
+                              initializer=[numpy_helper.from_array(np.float32(0.05), "step"),
+                                           numpy_helper.from_array(np.uint8(128), "zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    assert not verify(model, dtype="bf16").passed
+    conversion = convert(model)
+    notes = conversion.module.notes["settle-dtype"]
+    assert conversion.module.compute_dtype == "fp32" and notes["loss"] == 1.0 and "integer output y" in notes["why"]
+    assert verify(model).passed
