@@ -269,3 +269,25 @@ def test_an_if_reading_a_float_cast_to_double_and_back_is_an_ort_gap_and_the_pro
         np.testing.assert_allclose(got, np.abs(x) if sign > 0 else 1 / (1 + np.exp(-x)), rtol=1e-6, atol=1e-6)
     through_int32 = onnx.parser.parse_model(text % onnx.TensorProto.INT32)
     assert run_case(through_int32, np.random.default_rng(0)).kind == "verified"
+
+
+def test_an_implicit_einsum_with_upper_case_labels_is_an_ort_gap_and_the_program_is_numpys():
+    """Fuzz seed 151 case 1042: Einsum "CRD" (implicit output: the labels in alphabetical order, "CDR").  The spec
+    takes upper-case labels and numpy runs it; onnxruntime's run refuses ("The only subscript labels allowed are
+    lower-cased letters (a-z) and upper-cased letters (A-Z)"), though it runs "CRD->DRC" and "crd"."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from onnx2ttnn.convert import convert
+    from tests.fuzz.oracle import run_case
+    from tests.node.runner import execute
+
+    x = np.random.default_rng(0).standard_normal((8, 5, 2)).astype(np.float32)
+    node = helper.make_node("Einsum", ["x"], ["y"], equation="CRD")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 5, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 2, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap" and "subscript labels" in outcome.detail, outcome
+    got = np.asarray(execute(convert(model, dtype="fp32"), {"x": x})[0]["y"])
+    np.testing.assert_allclose(got, np.einsum("CRD", x), rtol=1e-6, atol=1e-6)

@@ -64,6 +64,9 @@ ORT_GAPS = (
     # it runs; presumably its mandatory Cast clean-up drops the lossless pair, not the body's read), fuzz seed 127
     # case 1382
     r"^run fails: .*while running (If|Loop|Scan) node.*Missing Input: \S+",
+    # an Einsum equation in implicit mode (no "->") with an upper-case label: the spec takes a-z and A-Z, numpy
+    # runs it; onnxruntime's run says only letters are allowed ("CRD->DRC" runs; fuzz seed 151 case 1042)
+    r"running Einsum node.*The only subscript labels allowed are lower-cased letters \(a-z\) and upper-cased",
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60
