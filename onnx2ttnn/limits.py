@@ -5,7 +5,8 @@ Three checks, each failing with one ConversionError that names what is too big, 
   onnxruntime: 1.32 refuses an opset past onnx's); no string tensor (ttnn has no string type); no
   attribute or constant operand that asks for more work than any device could hold (pool windows, Tile
   repeats, Expand / ConstantOfShape shapes, Resize scales and sizes, constant Range lengths).  It runs first
-  because shape inference itself would do the work: ONNX data propagation materialises a constant Range.
+  because shape inference itself would do the work: ONNX data propagation materialises a constant Range; and
+  no attribute on which shape inference crashes the process (`crashes_inference`).
 * `check_tensors(graph, device, dtype)`, after import: every tensor of known shape fits one chip's DRAM.
 * `check_dram_plan(graph, device, chips)`, after the pipeline: the DRAM buffers live at once fit each chip's
   banks; else the error names the smallest mesh that would hold them (memory/capacity.py).
@@ -72,7 +73,23 @@ def check_model(model: onnx.ModelProto) -> None:
                               + _listed(strings))
     for node in _all_nodes(model.graph):
         if node.domain in ("", "ai.onnx"):
+            crash = crashes_inference(node)
+            if crash:
+                name = escape_name(node.name or (node.output[0] if node.output else ""))
+                raise ConversionError(f"invalid model: node {name} ({node.op_type}): {crash}")
             _check_work(node, constants)
+
+
+def crashes_inference(node: onnx.NodeProto) -> str:
+    """Why onnx's shape inference (1.23) and onnxruntime's session (1.32) would end the process on this node
+    with a segmentation fault, not an error ('' when they would not): GatherND's negative batch_dims (fuzz seed
+    157 case 380: -3; probed: -2 and -3 crash both, -1 passes inference and onnxruntime refuses it at run time;
+    the spec counts batch dims, none below 0)."""
+    if node.op_type == "GatherND":
+        batch = next((a.i for a in node.attribute if a.name == "batch_dims"), 0)
+        if batch < 0:
+            return f"batch_dims {batch} must not be negative"
+    return ""
 
 
 def _check_opsets(model: onnx.ModelProto) -> None:

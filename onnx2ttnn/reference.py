@@ -22,7 +22,9 @@
    whose requantization rounds otherwise: on a QDQ ViT-B/16 its two runs of the same file differ at pooler PCC
    0.981 (docs/design.md §6.34), more than any program implementing the operators differs from either.
    `reference_level` gives such a model the basic level (constant folding and node eliminations, the same
-   values bit for bit as no optimization), every other model the default.
+   values bit for bit as no optimization), every other model the default.  The basic level's own QDQ
+   transformers, which do change values (merging two QDQ pairs, quantizing a float weight between pairs), are
+   off in that session (ort.py BASIC_BUT_EXACT).
 """
 from __future__ import annotations
 

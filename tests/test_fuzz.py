@@ -163,6 +163,43 @@ def test_onnxruntimes_mvn_nans_are_an_ort_gap_even_past_later_ops():
         assert _mvn_gap(model, {"x": x}, {"y": run[1]}) and not _mvn_gap(model, {"x": x}, {"y": 1 - run[1]})
 
 
+def test_an_mvn_over_equal_values_is_judged_against_the_spec_in_float64():
+    """Fuzz seeds 109 case 1485 and 127 case 1111: slices of equal values (a convolution's padding-only columns,
+    its bias alone).  The spec's value is 0; onnxruntime's kernel gives +-1 here (NaN in case 1485), its float32
+    run of the spec's function 0.00058 (E[x^2] - E[x]^2 a rounding).  The variant runs a float32 MVN's function
+    in float64: 0, as the program.  A program giving 0.94 there (the float32 helper's rounding of the mean divided
+    by its own size) stays a mismatch.  The float64 evaluation of tests/fuzz/ill_conditioned.py runs the function
+    too, and excuses onnxruntime's NaN only for a program within the tolerance of the exact value."""
+    import numpy as np
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime, float64_outputs
+    from tests.fuzz.oracle import _mvn_gap, run_case
+    from tests.fuzz.ort_mvn import spec_variant
+
+    x = np.random.default_rng(0).standard_normal((5, 2, 7, 3)).astype(np.float32)
+    x[:, 0, :, 0], x[:, 1, :, 0] = np.float32(-0.47008163), np.float32(0.08644873)
+    node = helper.make_node("MeanVarianceNormalization", ["x"], ["y"], axes=[0, 2])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2, 7, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 2, 7, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    ort_y, spec_y = (onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0] for m in (model, spec_variant(model)))
+    np.testing.assert_array_equal(ort_y[0, :, 0, 0], [-1, 1])
+    np.testing.assert_array_equal(spec_y[:, :, :, 0], np.zeros((5, 2, 7)))
+    exact = float64_outputs(model, {"x": x})["y"]
+    np.testing.assert_array_equal(exact[:, :, :, 0], np.zeros((5, 2, 7)))
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap" and "spec's function" in outcome.detail, outcome
+    off = spec_y.copy()
+    off[:, :, :, 0] = 0.94
+    assert _mvn_gap(model, {"x": x}, {"y": spec_y}) and not _mvn_gap(model, {"x": x}, {"y": off})
+    nans = np.where(exact == 0, np.nan, exact)  # onnxruntime's NaN of case 1485
+    assert closer_than_onnxruntime(exact, exact, nans, 1e-3, 1e-3)
+    assert not closer_than_onnxruntime(exact, off, nans, 1e-3, 1e-3)
+
+
 def test_an_lrn_over_a_rank_3_input_is_an_ort_gap():
     """Fuzz seed 71 case 312: the spec defines LRN for (N x C x D1 x ... x Dn); onnxruntime's CPU kernel runs
     4-D inputs only ("X_shape.NumDimensions() == 4 was false"), so there is nothing to compare with."""
@@ -200,3 +237,57 @@ def test_a_qdq_model_is_judged_against_onnxruntimes_basic_level_as_verify_does()
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     outcome = run_case(model, np.random.default_rng([83, 185]))
     assert outcome.kind == "verified", outcome
+
+
+def test_an_if_reading_a_float_cast_to_double_and_back_is_an_ort_gap_and_the_program_is_right():
+    """Fuzz seed 127 case 1382: onnxruntime cannot run an If whose branches read Cast(Cast(x, double), float)
+    ("Missing Input: t4", at every graph level); through int32 it runs.  The model is valid: an ort-gap, and the
+    program computes what the spec says (Abs where the sum is positive, else Sigmoid)."""
+    import numpy as np
+    import onnx
+
+    from onnx2ttnn.convert import convert
+    from tests.fuzz.oracle import run_case
+    from tests.node.runner import execute
+
+    text = """
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[5, 4, 1] x) => (float[5, 4, 1] y) <float zero = {0}> {
+        wide = Cast<to = %d>(x)
+        back = Cast<to = 1>(wide)
+        total = ReduceSum<keepdims = 0>(back)
+        positive = Greater(total, zero)
+        y = If(positive) <then_branch = t () => (float[5, 4, 1] a) { a = Abs(back) },
+                          else_branch = e () => (float[5, 4, 1] b) { b = Sigmoid(back) }>
+    }"""
+    model = onnx.parser.parse_model(text % onnx.TensorProto.DOUBLE)
+    for sign in (1, -1):
+        x = sign * np.abs(np.random.default_rng(0).standard_normal((5, 4, 1))).astype(np.float32)
+        outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+        assert outcome.kind == "ort-gap" and "Missing Input" in outcome.detail, outcome
+        got = np.asarray(execute(convert(model, dtype="fp32"), {"x": x})[0]["y"])
+        np.testing.assert_allclose(got, np.abs(x) if sign > 0 else 1 / (1 + np.exp(-x)), rtol=1e-6, atol=1e-6)
+    through_int32 = onnx.parser.parse_model(text % onnx.TensorProto.INT32)
+    assert run_case(through_int32, np.random.default_rng(0)).kind == "verified"
+
+
+def test_an_implicit_einsum_with_upper_case_labels_is_an_ort_gap_and_the_program_is_numpys():
+    """Fuzz seed 151 case 1042: Einsum "CRD" (implicit output: the labels in alphabetical order, "CDR").  The spec
+    takes upper-case labels and numpy runs it; onnxruntime's run refuses ("The only subscript labels allowed are
+    lower-cased letters (a-z) and upper-cased letters (A-Z)"), though it runs "CRD->DRC" and "crd"."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from onnx2ttnn.convert import convert
+    from tests.fuzz.oracle import run_case
+    from tests.node.runner import execute
+
+    x = np.random.default_rng(0).standard_normal((8, 5, 2)).astype(np.float32)
+    node = helper.make_node("Einsum", ["x"], ["y"], equation="CRD")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 5, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 2, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap" and "subscript labels" in outcome.detail, outcome
+    got = np.asarray(execute(convert(model, dtype="fp32"), {"x": x})[0]["y"])
+    np.testing.assert_allclose(got, np.einsum("CRD", x), rtol=1e-6, atol=1e-6)

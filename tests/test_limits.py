@@ -203,3 +203,14 @@ def test_tensors_of_a_type_numpy_lacks_are_measured_too(tmp_path):
                   [V("x", TensorProto.BFLOAT16, [2, 4])], [V("y", F, [2, 4])])
     onnx2ttnn.convert(str(model))
     assert element_bytes(TensorProto.BFLOAT16, "bf16") == 1
+
+
+def test_a_negative_gather_nd_batch_dims_is_refused_before_shape_inference_crashes(tmp_path):
+    """Fuzz seed 157 case 380: GatherND with batch_dims -3 ended the converter with a segmentation fault in
+    onnx's shape inference (onnxruntime's session crashes on it too); now one error naming the node, exit 2
+    (run in a subprocess: before the check, the crash would end the test run)."""
+    node = helper.make_node("GatherND", ["x", "i"], ["y"], name="gather", batch_dims=-3)
+    model = _save(tmp_path / "m.onnx", [node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])], [_const("i", [[0]])], opset=21)
+    msg = _refused(tmp_path, model, mode="subprocess")
+    assert msg == "error: invalid model: node 'gather' (GatherND): batch_dims -3 must not be negative"

@@ -94,3 +94,40 @@ def test_a_qdq_models_reference_is_onnxruntime_at_its_basic_level():
             for name, kw in (("none", dict(optimize=False)), ("basic", dict(basic=True)), ("all", {}))}
     assert np.array_equal(runs["basic"], runs["none"])
     assert not np.array_equal(runs["all"], runs["none"])  # the integer kernel's rounding
+
+
+def _none_and_basic(text: str, feeds: dict) -> tuple[np.ndarray, np.ndarray]:
+    model = onnx.parser.parse_model(text).SerializeToString()
+    return tuple(ort.run(ort.session(model, **kw), ["y"], feeds)[0] for kw in (dict(optimize=False), dict(basic=True)))
+
+
+def test_the_basic_reference_keeps_both_roundings_of_two_qdq_pairs():
+    """onnxruntime's basic level merges Q1 -> DQ1 -> Q2 -> DQ2 into one pair (DoubleQDQPairsRemover), dropping the
+    second rounding: (18 - 7) * 0.05 / 0.1 is 5.5, which the second pair rounds to 6 (0.6); the merged pair gives
+    0.55 (fuzz seed 109 case 1229).  The reference keeps the operators."""
+    none, basic = _none_and_basic("""
+        <ir_version: 8, opset_import: ["" : 19]>
+        g (float[2] x) => (float[2] y) <float s1 = {0.05}, int8 z1 = {7}, float s2 = {0.1}, int8 z2 = {0}> {
+            q1 = QuantizeLinear(x, s1, z1)
+            d1 = DequantizeLinear(q1, s1, z1)
+            q2 = QuantizeLinear(d1, s2, z2)
+            y = DequantizeLinear(q2, s2, z2)
+        }""", {"x": np.array([-0.11951406, 0.5349251], np.float32)})
+    assert np.array_equal(basic, none)
+    assert basic[1] == np.float32(0.6)
+
+
+def test_the_basic_reference_keeps_a_float_weight_between_qdq_pairs_float():
+    """onnxruntime's basic level quantizes the float weight (to int8, per tensor) and bias of a Conv between a DQ
+    and a Q (WeightBiasQuantization): 0.04 off here; the reference keeps the float weight the model has."""
+    none, basic = _none_and_basic("""
+        <ir_version: 8, opset_import: ["" : 19]>
+        g (uint8[1, 2, 4, 4] q) => (float[1, 3, 4, 4] y)
+          <float s = {0.05}, uint8 z = {128}, float[3, 2, 1, 1] w = {0.123, -0.77, 0.31, 0.05, -0.4, 0.9},
+           float[3] b = {0.013, -0.2, 0.37}, float s2 = {0.02}> {
+            x = DequantizeLinear(q, s, z)
+            c = Conv(x, w, b)
+            cq = QuantizeLinear(c, s2, z)
+            y = DequantizeLinear(cq, s2, z)
+        }""", {"q": np.random.default_rng(0).integers(0, 255, (1, 2, 4, 4)).astype(np.uint8)})
+    assert np.array_equal(basic, none)

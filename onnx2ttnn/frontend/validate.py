@@ -13,6 +13,7 @@ family's module lists (it reads the graph through frontend/validate_graph.py):
   weight scale;
 - frontend/validate_windows.py: Conv and ConvTranspose agree with their weight, and the window attributes of
   Conv, ConvTranspose and the pools fit their input;
+- frontend/validate_axes.py: ReverseSequence's axes and sequence_lens, Flatten's axis;
 - frontend/validate_recurrent.py: LSTM, GRU and RNN's direction, and their weights and states have the shapes
   hidden_size, the direction and X give them;
 - no inferred shape has a negative dim, and no float attribute is NaN (here: what a ttnn op makes of a NaN
@@ -32,15 +33,15 @@ from typing import Callable
 import onnx
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.frontend import (validate_indices, validate_operands, validate_quantize, validate_recurrent,
-                                validate_windows)
+from onnx2ttnn.frontend import (validate_axes, validate_indices, validate_operands, validate_quantize,
+                                validate_recurrent, validate_windows)
 from onnx2ttnn.frontend.validate_control_flow import validate_control_flow
 from onnx2ttnn.frontend.validate_graph import GraphFacts
 from onnx2ttnn.messages import escape_name
 
 # op type -> its check, from each family's module (no op type is in two: tests/frontend/test_validate.py)
 _CHECKS: dict[str, Callable] = {**validate_operands.CHECKS, **validate_indices.CHECKS, **validate_quantize.CHECKS,
-                                **validate_windows.CHECKS, **validate_recurrent.CHECKS}
+                                **validate_windows.CHECKS, **validate_recurrent.CHECKS, **validate_axes.CHECKS}
 
 
 def validate_model(model: onnx.ModelProto) -> None:

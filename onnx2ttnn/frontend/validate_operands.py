@@ -7,7 +7,8 @@ the node, or what would convert into a wrong program.
   and 0/1 flags are known values (Cast's saturate too), DepthToSpace's channels divide by blocksize^2,
   SpaceToDepth's height and width by blocksize, CumSum's constant axis and MeanVarianceNormalization's axes too, an Einsum term has one label per dim
   and a label one size (or 1 across operands), LRN's size is odd and alpha and beta are positive,
-  BatchNormalization's parameters hold one value per channel, Concat's axis is within the rank.
+  BatchNormalization's and InstanceNormalization's parameters hold one value per channel, Concat's axis is
+  within the rank.
 - LayerNormalization's axis is within the rank (fuzz seed 67 case 32), LpNormalization's too (fuzz seed 61).
 (Indices: frontend/validate_indices.py; quantization parameters: frontend/validate_quantize.py.)
 
@@ -103,7 +104,8 @@ def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
                     "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"},
-                    "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "scalar"}}
+                    "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "scalar"},
+                    "Resize": {1: "1-D", 2: "1-D", 3: "1-D"}}  # (Resize: fuzz seed 149 case 436, a 4-D scales)
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
 # op -> (string attribute, its known values), ...: onnxruntime refuses another value even where the op's other
@@ -196,9 +198,10 @@ def _check_transpose(graph: GraphFacts, node, attrs) -> Optional[str]:
 def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """LayerNormalization, RMSNormalization: the axis is within the input's rank (onnxruntime: "Unexpected axis
     value (16) rank of first input is 2"; strict inference lets it pass; fuzz seed 67 case 32), and the scale
-    and bias broadcast with the normalised dims X.shape[axis:], numpy's rule (onnxruntime: "Scale and
-    (optional) bias must match X.shape[axis:] or be NumPy-broadcastable to it"; fuzz seed 101 cases 18, 506:
-    a [5, 1] scale for [5, 2, 1], an unused node the converter then removed)."""
+    and bias broadcast to the normalised dims X.shape[axis:], each dim 1 or the input's (onnxruntime: "Scale
+    and (optional) bias must match X.shape[axis:] or be NumPy-broadcastable to it"; fuzz seed 101 cases 18,
+    506: a [5, 1] scale for [5, 2, 1], an unused node the converter then removed; seed 137 case 46: a [3, 3, 8,
+    8] scale for [3, 3, 8, 1], which broadcasts both ways but not to the input)."""
     data = graph.shape(node_input(node, 0))
     axis = int(attrs.get("axis", -1))
     if data is None:
@@ -208,7 +211,7 @@ def _check_layer_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     normalised = data[axis % len(data):]
     for index, what in ((1, "scale"), (2, "bias")):
         shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
-        if shape is not None and any(a >= 0 and b >= 0 and 1 not in (a, b) and a != b
+        if shape is not None and any(a >= 0 and b >= 0 and a not in (1, b)
                                      for a, b in zip(reversed(shape), reversed(normalised))):
             return f"the {what} of shape {list(shape)} does not broadcast with the normalised dims {list(normalised)}"
     return None
@@ -275,10 +278,17 @@ def _check_lrn(graph: GraphFacts, node, attrs) -> Optional[str]:
 def _check_batch_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """scale, B, mean and var are 1-D with one value per channel (onnxruntime: "Invalid input var: 0th
     dimension != C"; fuzz seed 53 cases 466, 1480 were internal errors)."""
+    if attrs.get("spatial", 1):  # (spatial=0: per element)
+        return _per_channel(graph, node, ("scale", "B", "mean", "var"))
+    return None
+
+
+def _per_channel(graph: GraphFacts, node, names) -> Optional[str]:
+    """Inputs 1, 2, ... (`names`) are [C], C the input's dim 1, where their shapes are known."""
     data = graph.shape(node_input(node, 0))
-    if data is None or len(data) < 2 or data[1] < 0 or not attrs.get("spatial", 1):  # (spatial=0: per element)
+    if data is None or len(data) < 2 or data[1] < 0:
         return None
-    for index, what in enumerate(("scale", "B", "mean", "var"), 1):
+    for index, what in enumerate(names, 1):
         shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
         if shape is not None and all(d >= 0 for d in shape) and shape != (data[1],):
             return f"{what} has shape {list(shape)}; it must be [{data[1]}], one value per channel"
@@ -310,11 +320,13 @@ def _check_variadic(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 def _check_instance_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     """The input has a batch, a channel and a spatial dim at least (onnxruntime: "Invalid input data: number of
-    dimensions is less than 3"; fuzz seed 103 case 1060, a rank-1 input, was an internal error)."""
+    dimensions is less than 3"; fuzz seed 103 case 1060, a rank-1 input, was an internal error); scale and B
+    are [C] (onnxruntime: "Invalid input scale: number of dimensions is not 1: 2"; fuzz seed 127 case 1476, a
+    [4, 1] scale, converted)."""
     data = graph.shape(node_input(node, 0))
     if data is not None and len(data) < 3:
         return f"the input has rank {len(data)}; it needs a batch, a channel and at least one spatial dim"
-    return None
+    return _per_channel(graph, node, ("scale", "B"))
 
 
 def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -328,16 +340,6 @@ def _check_lp_norm(graph: GraphFacts, node, attrs) -> Optional[str]:
     if data is not None and not -len(data) <= axis < max(len(data), 1):
         return f"axis {axis} is out of range for an input of rank {len(data)}"
     return None
-
-
-def _check_reverse_sequence(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """time_axis and batch_axis are 0 or 1 and differ (onnxruntime: "Invalid time_axis of 64. Must be 0 or 1",
-    "time_axis and batch_axis must have different values but both are 1"; fuzz seed 71 cases 1428, 304)."""
-    time_axis, batch_axis = int(attrs.get("time_axis", 0)), int(attrs.get("batch_axis", 1))
-    for name, value in (("time_axis", time_axis), ("batch_axis", batch_axis)):
-        if value not in (0, 1):
-            return f"{name} {value} must be 0 or 1"
-    return f"time_axis and batch_axis are both {time_axis}; they must differ" if time_axis == batch_axis else None
 
 
 def _check_split(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -371,7 +373,6 @@ CHECKS: dict[str, Callable] = {
     "BatchNormalization": _check_batch_norm,
     "Concat": _check_concat,
     "MeanVarianceNormalization": _check_mvn,
-    "ReverseSequence": _check_reverse_sequence,
     "LayerNormalization": _check_layer_norm,  # (fuzz seed 67 case 32)
     "RMSNormalization": _check_layer_norm,
     "LpNormalization": _check_lp_norm,

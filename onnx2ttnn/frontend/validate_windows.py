@@ -15,7 +15,7 @@ import math
 from typing import Callable, Optional
 
 from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
-from onnx2ttnn.frontend.validate_quantize import check_qlinear_conv_weight
+from onnx2ttnn.frontend.validate_quantize import check_integer_zero_points, check_qlinear_conv_weight
 
 # ---- Conv ----------------------------------------------------------------------------------------------
 
@@ -215,7 +215,8 @@ CHECKS: dict[str, Callable] = {
     # fuzz seed 99 of the new recipes: a kernel wider than the input was an internal error (onnxruntime "Invalid
     # input shape"); QLinearConv's weight scale: seed 53 case 1040
     "ConvInteger": lambda graph, node, attrs: (_check_window_attrs(graph, node, attrs)
-                                               or _check_integer_conv_groups(graph, node, attrs)),
+                                               or _check_integer_conv_groups(graph, node, attrs)
+                                               or check_integer_zero_points(graph, node, attrs)),
     "QLinearConv": lambda graph, node, attrs: (_check_window_attrs(graph, node, attrs)
                                                or _check_integer_conv_groups(graph, node, attrs)
                                                or check_qlinear_conv_weight(graph, node, attrs)),

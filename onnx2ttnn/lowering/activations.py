@@ -6,6 +6,7 @@ form, so activations after a convolution stay in flattened NHWC.  The later vers
 types only: bfloat16 (LeakyRelu 16, PRelu 16, most others 22), integers (PRelu 9), double/float16 (Celu 28).
 The first schemas of HardSigmoid, LeakyRelu, Elu, Selu (version 1, with the legacy `consumed_inputs` hint and
 no ONNX shape inference) and PRelu (1 and 6, before unidirectional broadcasting of the slope) are not claimed.
+Sign lives here too: like PRelu's, its rule keeps a NaN where the ttnn op alone may not.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import TTNNRef
 from onnx2ttnn.lowering.context import LoweringContext
-from onnx2ttnn.lowering.eltwise import binary_to, intermediate, ranked_operand, tensor_scalar, unary, unary_to
+from onnx2ttnn.lowering.eltwise import (binary_to, intermediate, is_integer, pass_through, ranked_operand,
+                                       tensor_scalar, unary, unary_to)
 from onnx2ttnn.lowering.registry import register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX Selu defaults (float32 values of the paper's constants)
@@ -146,11 +148,15 @@ def thresholded_relu(ctx: LoweringContext, node: gs.Node) -> None:
     unary(ctx, node, "threshold", threshold=_attr(node, "alpha", 1.0), value=0.0)
 
 
-@register("Shrink", versions=(9,), ttnn=("hardshrink", "softshrink", "sign", "multiply", "divide", "subtract"),
-          note="bias 0: hardshrink; bias = lambd: softshrink; else h - bias * sign(h), h = hardshrink(x)")
+@register("Shrink", versions=(9,), ttnn=("hardshrink", "softshrink", "sign", "multiply", "divide", "subtract", "lt",
+                                         "add", "where"),
+          note="bias 0: hardshrink; bias = lambd: softshrink; else h - bias * sign(h), h = hardshrink(x); "
+               "lambd < 0: where(x < -lambd, x + bias, x - bias)")
 def shrink(ctx: LoweringContext, node: gs.Node) -> None:
     lambd, bias = _attr(node, "lambd", 0.5), _attr(node, "bias", 0.0)
-    if bias == 0.0:
+    if lambd < 0:
+        _shrink_negative(ctx, node, lambd, bias)
+    elif bias == 0.0:
         unary(ctx, node, "hardshrink", lambd=lambd)
     elif bias == lambd:
         unary(ctx, node, "softshrink", lambd=lambd)
@@ -163,3 +169,34 @@ def shrink(ctx: LoweringContext, node: gs.Node) -> None:
         shift = intermediate(out, "shift", out.shape)
         tensor_scalar(ctx, shift, side, "multiply", bias)
         binary_to(ctx, kept, shift, out, "subtract")
+
+
+def _shrink_negative(ctx: LoweringContext, node: gs.Node, lambd: float, bias: float) -> None:
+    """lambd < 0: both of the spec's conditions hold between lambd and -lambd and the first wins, so the output
+    is x + bias below -lambd and x - bias from there on, never 0 (x itself when bias is 0).  Neither shrink
+    kernel has this case: hardshrink zeroes nothing, softshrink refuses a negative lambd in torch, and what
+    ttnn's kernels make of one is not known (fuzz seed 107 case 810: lambd -1e9 gave x - bias for x > 0)."""
+    x, out = node.inputs[0], node.outputs[0]
+    if bias == 0.0:
+        pass_through(ctx, x, out)
+        return
+    value, form = ctx.value_with_form(x)
+    below = ctx.op("lt", [value], value.shape, name=out.name + "_below", input_tensor_b=-lambd)
+    raised = ctx.op("add", [value], value.shape, name=out.name + "_raised", input_tensor_b=bias)
+    lowered = ctx.op("subtract", [value], value.shape, name=out.name + "_lowered", input_tensor_b=bias)
+    ctx.bind(out, ctx.op("where", [below, raised, lowered], value.shape, name=out.name), form)
+
+
+@register("Sign", versions=(9, 13), ttnn=("sign", "isnan", "where"), note="floats: where(isnan(x), x, sign(x))")
+def sign(ctx: LoweringContext, node: gs.Node) -> None:
+    """Sign-9 (13: bfloat16).  A float NaN stays NaN, as onnxruntime and the spec's numpy give (the simulator's
+    ttnn.sign is torch's, 0 for NaN, and what ttnn's kernel gives is not known; fuzz seed 137 case 240:
+    Sign(Tan(inf * Tanh(x))) gave 0 where onnxruntime gives NaN)."""
+    x, out = node.inputs[0], node.outputs[0]
+    if is_integer(x):
+        unary(ctx, node, "sign")
+        return
+    value, form = ctx.value_with_form(x)
+    signs = ctx.op("sign", [value], value.shape, name=out.name + "_sign")
+    nan = ctx.op("isnan", [value], value.shape, name=out.name + "_nan")
+    ctx.bind(out, ctx.op("where", [nan, value, signs], value.shape, name=out.name), form)

@@ -29,7 +29,7 @@ UNARY = {
     "Exp": ("exp", (6, 13)), "Log": ("log", (6, 13)), "Sqrt": ("sqrt", (6, 13)), "Neg": ("neg", (6, 13)),
     "Abs": ("abs", (6, 13)), "Erf": ("erf", (9, 13)), "Reciprocal": ("reciprocal", (6, 13)),
     "Sin": ("sin", (7, 22)), "Cos": ("cos", (7, 22)), "Floor": ("floor", (6, 13)), "Ceil": ("ceil", (6, 13)),
-    "Sign": ("sign", (9, 13)), "Not": ("logical_not", (1,)), "IsNaN": ("isnan", (9, 13, 20)),
+    "Not": ("logical_not", (1,)), "IsNaN": ("isnan", (9, 13, 20)),  # (Sign: lowering/activations.py)
     "Tan": ("tan", (7, 22)), "Asin": ("asin", (7, 22)), "Acos": ("acos", (7, 22)), "Atan": ("atan", (7, 22)),
     "Sinh": ("sinh", (9, 22)), "Cosh": ("cosh", (9, 22)), "Asinh": ("asinh", (9, 22)),
     "Acosh": ("acosh", (9, 22)), "Atanh": ("atanh", (9, 22)), "Round": ("round", (11, 22)),

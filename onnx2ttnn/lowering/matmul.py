@@ -129,8 +129,10 @@ def gemm(ctx: LoweringContext, node: gs.Node) -> None:
         ctx.bind(a, ctx.op("permute", [x], a.shape, name=a.name, dims=(1, 0)))
     wb = ctx.constant(b)
     bias = ctx.constant(c) if c is not None else None
-    if wb is not None and (c is None or bias is not None) and (bias is None or bias.size == out.shape[-1]
-                                                                or bias.size == 1):
+    # (alpha not finite: alpha * (A @ B) is +-inf, while inf * B summed in the product is inf - inf, NaN where B
+    # has both signs: fuzz seed 157 case 1044; such an alpha multiplies the product, below)
+    if wb is not None and np.isfinite(alpha) and (c is None or bias is not None) and (
+            bias is None or bias.size == out.shape[-1] or bias.size == 1):
         w = weight_upload(node).to(wb)  # linear's [K, N]
         w = alpha * w if alpha != 1.0 else w  # alpha 1: the model's own weight, not a scaled copy of it
         w = gs.Constant(b.name + ("_t" if node.attrs.get("transB", 0) else ""), np.asarray(w, dtype=np.float32))

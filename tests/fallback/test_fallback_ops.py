@@ -143,3 +143,22 @@ def test_programs_without_fallbacks_carry_no_helpers():
     source = convert(m).source
     helpers = re.findall(r"^def (host_\w+)", source, re.M)
     assert "Host fallbacks" not in source and helpers == ["host_inputs"]  # (the traced run's staging helper)
+
+
+def test_mean_variance_normalization_of_a_constant_slice_is_zero():
+    """A slice of equal values: x - mean is 0 and so is the deviation; the spec's function gives 0 / (0 + 1e-9) = 0.
+    A float32 mean of 16 copies of 0.1 is not 0.1, and the rounding divided by its own size gave -0.88 (fuzz seed
+    109 case 1485: a convolution's padding-only column, its bias alone, 0.94; onnxruntime gives NaN there)."""
+    import torch
+
+    from onnx2ttnn.fallback.host.nn import host_mean_variance_normalization
+
+    x = torch.full((8, 2, 2, 4), 0.1)
+    x[:, :, :, 1:3] = torch.from_numpy(f32(8, 2, 2, 2))
+    y = host_mean_variance_normalization(x, axes=[0, 2])
+    assert y.dtype == torch.float32
+    assert torch.equal(y[:, :, :, [0, 3]], torch.zeros(8, 2, 2, 2))
+    middle = x[:, :, :, 1:3].double()
+    centered = middle - middle.mean(dim=(0, 2), keepdim=True)
+    want = centered / (centered.pow(2).mean(dim=(0, 2), keepdim=True).sqrt() + 1e-9)
+    assert torch.allclose(y[:, :, :, 1:3].double(), want, rtol=1e-6, atol=1e-7)

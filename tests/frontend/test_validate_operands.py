@@ -541,3 +541,47 @@ def test_a_gather_elements_of_a_scalar_is_refused():
     }
     """, i=np.zeros(1, np.int64))
     assert "(GatherElements): axis 0 is out of range for an input of rank 0" in rejected(model)
+
+
+@pytest.mark.parametrize("s_shape,b_shape,message", [
+    ((4, 1), (4,), "scale has shape [4, 1]; it must be [4], one value per channel"),
+    ((4,), (3,), "B has shape [3]; it must be [4], one value per channel")])
+def test_an_instance_norm_parameter_not_one_per_channel_is_refused(s_shape, b_shape, message):
+    """Fuzz seed 127 case 1476: an InstanceNormalization scale of shape [4, 1] converted (onnxruntime: "Invalid
+    input scale: number of dimensions is not 1: 2"); a [4] pair is accepted."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3, 4, 2] x) => (float[3, 4, 2] y) {
+        y = InstanceNormalization(x, s, b)
+    }
+    """
+    model = parsed(text, s=np.ones(s_shape, np.float32), b=np.zeros(b_shape, np.float32))
+    assert rejected(model).endswith(f"(InstanceNormalization): {message}")
+    import_model(parsed(text, s=np.ones(4, np.float32), b=np.zeros(4, np.float32)), {})
+
+
+@pytest.mark.parametrize("scale,refused", [((3, 3, 8, 8), True), ((3, 1), True), ((3, 3, 8, 1), False),
+                                           ((3, 1, 8, 1), False), ((8, 1), False)])
+def test_a_layer_norm_scale_must_broadcast_to_the_input_not_only_with_it(scale, refused):
+    """Fuzz seed 137 case 46: a [3, 3, 8, 8] scale for an input [3, 3, 8, 1] normalised from axis 0 broadcasts with
+    it both ways but not to it; onnxruntime refuses ("Scale and (optional) bias must match X.shape[axis:] or be
+    NumPy-broadcastable to it"); a dim of 1 or the input's passes."""
+    model = _one("LayerNormalization", "<axis = 0>", "x, s", "float[3, 3, 8, 1]", s=np.ones(scale, np.float32))
+    if refused:
+        assert rejected(model).endswith(f"(LayerNormalization): the scale of shape {list(scale)} does not broadcast "
+                                        "with the normalised dims [3, 3, 8, 1]")
+    else:
+        import_model(model, {})
+
+
+def test_a_resize_with_scales_not_1d_is_refused():
+    """Fuzz seed 149 case 436: Resize(x, "", x) took the 4-D input as its scales and converted (onnxruntime:
+    "Number of elements in scales should be equal to rank of the data"); roi, scales and sizes are 1-D."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[5, 3, 1, 3] x) => (float[5, 3, 1, 3] y) {
+        y = Resize<mode = "nearest">(x, "", %s)
+    }
+    """
+    assert rejected(parsed(text % "x")).endswith("(Resize): input 2 has shape [5, 3, 1, 3]; it must be 1-D")
+    import_model(parsed(text % "s", s=np.ones(4, np.float32)), {})

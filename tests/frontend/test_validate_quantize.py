@@ -114,3 +114,42 @@ def test_a_blocked_dequantize_with_a_scale_of_another_rank_is_refused():
     }
     """, s=np.float32(0.5))
     assert rejected(model).endswith("(DequantizeLinear): block_size 3 needs a scale of the input's rank 1, not []")
+
+
+CONV_INTEGER = """
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (uint8[1, 2, 4, 4] x) => (float[1, 2, 4, 4] y) {
+        unused = ConvInteger(x, w, %s)
+        y = Cast<to = 1>(x)
+    }
+"""
+
+
+@pytest.mark.parametrize("zeros,reason", [
+    ("xz", "x_zero_point has shape [3, 2, 3, 3]; it must be a scalar (0-D or one element)"),
+    ("one2d, wz", "x_zero_point has shape [1, 1]; it must be a scalar (0-D or one element)"),
+    (", one2d", "w_zero_point has shape [1, 1]; it must be a scalar or hold one value per output channel (3)")])
+def test_a_conv_integer_zero_point_of_the_wrong_shape_is_refused_even_unused(zeros, reason):
+    """Fuzz seed 127 case 762: an unused ConvInteger with a [4, 2, 3, 3] x_zero_point converted (its node removed
+    before the lowering's check; onnxruntime: "IsScalarOr1ElementVector(X_Zero_Point) was false"); one value per
+    output channel is the spec's per-channel w_zero_point."""
+    inits = dict(w=np.ones((3, 2, 3, 3), np.uint8), xz=np.ones((3, 2, 3, 3), np.uint8),
+                 one2d=np.ones((1, 1), np.uint8), wz=np.arange(3, dtype=np.uint8))
+    assert rejected(parsed(CONV_INTEGER % zeros, **inits)).endswith(f"(ConvInteger): {reason}")
+    import_model(parsed(CONV_INTEGER % "one, wz", w=inits["w"], one=np.ones(1, np.uint8), wz=inits["wz"]), {})
+
+
+def test_a_matmul_integer_a_zero_point_per_row_is_refused():
+    """The spec's per-row a_zero_point: onnxruntime refuses it ("input1 zero point must be a scalar or 1D tensor
+    of size 1"), and the lowering takes a per-tensor one only; per column b_zero_point converts."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (uint8[3, 4] a) => (int32[3, 2] y) {
+        y = MatMulInteger(a, b, %s)
+    }
+    """
+    b = np.arange(8, dtype=np.uint8).reshape(4, 2)
+    model = parsed(text % "az", b=b, az=np.arange(3, dtype=np.uint8))
+    assert rejected(model).endswith("(MatMulInteger): a_zero_point has shape [3]; it must be a scalar (0-D or one "
+                                    "element)")
+    import_model(parsed(text % "az, bz", b=b, az=np.uint8(1), bz=np.arange(2, dtype=np.uint8)), {})

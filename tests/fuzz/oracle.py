@@ -9,8 +9,9 @@ integers and booleans exactly).
 
 Outcomes (`Outcome.kind`): "verified" and "refused" are fine, and so is "ort-gap": a valid model convert accepts
 that onnxruntime refuses for a reason of its own (ORT_GAPS), so there is nothing to compare with, or whose
-differences come from onnxruntime's MeanVarianceNormalization NaNs where the variance is 0 (tests/fuzz/ort_mvn.py:
-the program matches onnxruntime's run of the model with the spec's function, which adds 1e-9, in its place),
+differences come from onnxruntime's MeanVarianceNormalization where the variance is 0 (NaN or +-1;
+tests/fuzz/ort_mvn.py: the program matches onnxruntime's run of the model with the spec's function, which adds
+1e-9, in its place, run in float64 for a float32 input),
 or onnxruntime's uint8 x int8 integer kernels saturating at int16 (tests/fuzz/ort_u8s8.py: the program matches
 onnxruntime's exact run of the model with those weights shifted to uint8), or whose differences lie where
 onnxruntime's float32 value is itself beyond the tolerance from a float64 evaluation and the program's is no
@@ -58,6 +59,14 @@ ORT_GAPS = (
     # LRN on an input of rank other than 4: the spec defines it for (N x C x D1 x ... x Dn); onnxruntime's CPU
     # kernel runs 4-D only (fuzz seed 71 case 312)
     r"running LRN node.*X_shape\.NumDimensions\(\) == 4 was false",
+    # a float32 value made by Cast to double and back, read by an If / Loop / Scan body: onnxruntime's run loses it
+    # ("Missing Input: t4") at every graph level, its optimizations off too (probed: through bool, int32 or float16
+    # it runs; presumably its mandatory Cast clean-up drops the lossless pair, not the body's read), fuzz seed 127
+    # case 1382
+    r"^run fails: .*while running (If|Loop|Scan) node.*Missing Input: \S+",
+    # an Einsum equation in implicit mode (no "->") with an upper-case label: the spec takes a-z and A-Z, numpy
+    # runs it; onnxruntime's run says only letters are allowed ("CRD->DRC" runs; fuzz seed 151 case 1042)
+    r"running Einsum node.*The only subscript labels allowed are lower-cased letters \(a-z\) and upper-cased",
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60
@@ -178,11 +187,15 @@ def _largest_tensor(model: onnx.ModelProto) -> int:
 
 def _crashes_onnxruntime(model: onnx.ModelProto) -> bool:
     """Whether a node leaves out an input its schema requires (fuzz seed 101 case 1888: `Sum(x, "", c)` is a
-    segmentation fault in onnxruntime's run, which would end the campaign); convert refuses such a model."""
+    segmentation fault in onnxruntime's run, which would end the campaign), or has an attribute on which onnx's
+    shape inference and onnxruntime's session crash (limits.py `crashes_inference`; fuzz seed 157 case 380);
+    convert refuses such a model."""
     from onnx2ttnn.frontend.validate import _omitted_input
+    from onnx2ttnn.limits import crashes_inference
 
     opset = next((e.version for e in model.opset_import if e.domain in ("", "ai.onnx")), 0)
-    return any(_omitted_input(node, opset) for node in model.graph.node if "" in node.input)
+    return any((_omitted_input(node, opset) if "" in node.input else "") or crashes_inference(node)
+               for node in model.graph.node)
 
 
 def _reference(model: onnx.ModelProto, feeds: dict) -> tuple[str, Optional[dict]]:
@@ -223,10 +236,11 @@ def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Opt
     from onnx2ttnn.convert import convert
     from onnx2ttnn.errors import ConversionError
 
-    large = _largest_tensor(model) > MAX_ELEMENTS
+    crashes = _crashes_onnxruntime(model)  # (before the oracle's own shape inference, which would crash too)
+    large = not crashes and _largest_tensor(model) > MAX_ELEMENTS
     runnable = _inputs_static(model) and not large
     feeds = make_feeds(model, feeds_rng, known) if runnable else {}
-    if _crashes_onnxruntime(model):
+    if crashes:
         ort_state, expected = "refused: a required input left out (onnxruntime's run crashes the process)", None
     elif runnable:
         ort_state, expected = _reference(model, feeds)

@@ -11,6 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tests.lowering.test_eltwise import check, f32, model, rng, run
 from tests.program_run import forward_text
+from tests.ttnn_api import check_source
 
 
 @pytest.mark.parametrize("attrs", [{}, {"alpha": 0.5, "beta": 0.6}])
@@ -112,6 +113,16 @@ def test_shrink(tmp_path, attrs, ttnn_op):
     check(model("Shrink", feeds, attrs=attrs), feeds, tmp_path, calls=[ttnn_op])
 
 
+@pytest.mark.parametrize("attrs", [{"lambd": -1e9, "bias": 0.2}, {"lambd": -0.5, "bias": -0.5},
+                                   {"lambd": -0.5}, {"lambd": -1.0, "bias": 1e9}])
+def test_shrink_with_a_negative_lambd_switches_bias_at_minus_lambd(tmp_path, attrs):
+    """lambd < 0: x + bias below -lambd, x - bias from there on (both of the spec's conditions hold between
+    lambd and -lambd, the first wins; no 0 anywhere).  Fuzz seed 107 case 810: lambd -1e9 gave x - bias for
+    x > 0; bias = lambd < 0 crashed the simulator's softshrink."""
+    feeds = {"x": np.concatenate([np.linspace(-3, 3, 25, dtype=np.float32), f32(15, scale=2)])}
+    check(model("Shrink", feeds, attrs=attrs), feeds, tmp_path, absent=["hardshrink", "softshrink"])
+
+
 def test_gelu_tanh_approximation(tmp_path):
     feeds = {"x": f32(4, 40, scale=2)}
     source = check(model("Gelu", feeds, attrs={"approximate": "tanh"}, opset=20), feeds, tmp_path, calls=["gelu"])
@@ -158,3 +169,13 @@ def test_neg_of_an_argmin_is_signed():
     for dtype in ("fp32", "bf16"):
         report = verify(m, dtype=dtype)
         assert report.passed, report.text()
+
+
+def test_sign_keeps_a_nan(tmp_path):
+    """Fuzz seed 137 case 240: Sign of NaN (Tan of inf) gave 0, the simulator's torch sign; onnxruntime and the
+    spec's numpy give NaN, and so does the program now; +-inf, 0 and finite values keep their signs."""
+    feeds = {"x": np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 2.5, -1e-30, 3e38], np.float32)}
+    got, want, source = run(model("Sign", feeds), feeds, tmp_path)
+    np.testing.assert_array_equal(got, want)  # (NaNs at the same places count as equal)
+    assert np.isnan(got[0])
+    assert "ttnn.isnan(" in source and check_source(source) == []

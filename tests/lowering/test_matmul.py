@@ -65,3 +65,21 @@ def test_vector_dot_vector_is_rank0_without_leaks():
     assert leaks == [] and "shape=()" not in source
     assert tuple(outputs["c"].shape) == ()
     np.testing.assert_allclose(outputs["c"].numpy(), a @ b, rtol=1e-5)
+
+
+@pytest.mark.parametrize("alpha", [np.inf, -np.inf])
+def test_a_gemm_with_an_infinite_alpha_scales_the_product_not_the_weight(alpha):
+    """Fuzz seed 157 case 1044: Gemm alpha inf folded into a constant B of both signs made the product's sum
+    inf - inf, NaN; the spec's alpha * (A @ B) + C is +-inf, as onnxruntime gives."""
+    import onnxruntime
+
+    from onnx2ttnn.convert import convert
+    from tests.node.runner import execute
+
+    m = model("Gemm", {"a": [2, 4]}, [f32(4, 3), f32(1, 3)], {"alpha": float(alpha)})
+    feeds = {"a": f32(2, 4)}
+    want = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds)[0]
+    got = np.asarray(execute(convert(m, dtype="fp32"), feeds)[0][m.graph.output[0].name])
+    assert np.isinf(want).all()
+    np.testing.assert_array_equal(got, want)

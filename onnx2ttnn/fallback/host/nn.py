@@ -30,10 +30,13 @@ def host_lp_normalization(x, *, axis=-1, p=2):
 
 
 def host_mean_variance_normalization(x, *, axes=(0, 2, 3)):
+    """In float64: a float32 mean of equal values is off by a rounding, which the division by the slice's own
+    deviation turns into an output near +-1 where the spec's is 0 (x - mean is 0, so is the deviation)."""
     dims = [int(a) for a in axes]
-    mean = x.mean(dim=dims, keepdim=True)
-    std = ((x - mean) ** 2).mean(dim=dims, keepdim=True).sqrt()
-    return (x - mean) / (std + 1e-9)
+    wide = x.to(torch.float64)
+    centered = wide - wide.mean(dim=dims, keepdim=True)
+    std = (centered ** 2).mean(dim=dims, keepdim=True).sqrt()
+    return (centered / (std + 1e-9)).to(x.dtype)
 
 
 def host_lrn(x, *, size, alpha=0.0001, beta=0.75, bias=1.0):
