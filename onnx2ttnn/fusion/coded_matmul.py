@@ -7,10 +7,12 @@ The matrix engine reads a float32 operand as TF32, its low 13 mantissa bits drop
 a dequantized value c * s loses them, an integer code of at most 2^8 in magnitude goes through whole, and the
 products' sum is then exact in a float32 dest while it stays below 2^24 (beyond, it rounds as onnxruntime's float32
 sum does).  A QDQ transformer's attention reads two such pairs in each of its two matmuls (QK^T and the
-probabilities times V): on the full ViT-B/16 QDQ, with TF32 reads modelled, those matmuls are where the float32
-program's codes leave onnxruntime's (docs/design.md §6.40).  Matched when each pair's result reaches the MatMul alone, directly or
-through data movement (Reshape, Transpose, ...: the K^T of attention; the moves then read the pair's input, which
-commutes with them), and its codes are 8-bit; float32 programs only (a bf16 program's matmul rounds the sum to 8 bits anyway).
+probabilities times V): on the full ViT-B/16 QDQ, with TF32 reads modelled, they are one of the three places
+where the float32 program's codes left onnxruntime's (the patch conv and the linears' inputs are the others:
+docs/design.md §6.40).  Matched when each pair's result reaches the
+MatMul alone, directly or through data movement (Reshape, Transpose, ...: the K^T of attention; the moves then
+read the pair's input, which commutes with them), and its codes are 8-bit; float32 programs only (a bf16 program's
+matmul rounds the sum to 8 bits anyway).
 Before: `y = MatMul(QDQ(a), QDQ(b))`; after: `y = onnx2ttnn.CodedMatMul(a, s_a, b, s_b)`.
 """
 from __future__ import annotations

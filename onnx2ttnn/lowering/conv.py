@@ -140,7 +140,8 @@ def lower_conv(ctx: LoweringContext, node: gs.Node, activation: str = "") -> Non
                input_width=form.w, kernel_size=(int(kh), int(kw)), stride=strides, padding=_padding(pads),
                dilation=dilations, groups=groups, conv_config=_conv_config(activation, weights_dtype))
     if coded is not None:
-        row = ctx.float_param(coded[1].reshape(1, -1), node.inputs[1].name + "_scale", key=(node.inputs[1].name, "scale"))
+        source = node.inputs[1].name
+        row = ctx.float_param(coded[1].reshape(1, -1), source + "_scale", key=(source, "scale"))
         y = ctx.op("multiply", [y, row], out_form.flat_shape, name=out.name)
     _bind_output(ctx, out, y, out_form)
 

@@ -75,7 +75,7 @@ def conv_codes(ctx: LoweringContext, name: str, weight: np.ndarray) -> Optional[
     channels = weight.shape[0]
     if steps.size == 1:
         scale = np.full(channels, steps.reshape(-1)[0], dtype=np.float32)
-    elif steps.size == channels and steps.reshape(-1).shape[0] == channels and (steps.ndim == 1 or steps.shape[0] == channels):
+    elif steps.size == channels and (steps.ndim == 1 or steps.shape[0] == channels):
         scale = steps.reshape(-1)
     else:
         return None

@@ -6,12 +6,13 @@ the dtype every later pass builds the program in ("bf16" | "fp32"), and in the p
 why nothing was).  The graph is not changed.
 --dtype bf16 and fp32 are taken as asked.  auto is bf16 (tt-metal's convention for programs, judged at PCC 0.99)
 unless the model quantizes activations and bfloat16 values would cost its outputs more than half of verify's
-bound, measured in onnxruntime (lowering/bf16_activations.py), or holds a QLinearMatMul / QLinearConv, whose
-codes are onnxruntime's only in float32 (lowering/quantize_operators.py: bf16 holds their accumulator to 8
-bits): then fp32, and the program is still judged as auto's promise, at the bf16 bound.  Float models are not measured: their bf16 rounding is a relative error of
-2^-9 per value, where a quantized model's is a moved code (docs/design.md §6.40).
+bound, or move any value of an integer output, measured in onnxruntime (lowering/bf16_activations.py); or it
+holds a QLinearMatMul / QLinearConv, whose codes are onnxruntime's only in float32 (quantize_operators.py: bf16
+holds their accumulator to 8 bits).  Then fp32, and the program is still judged as auto's promise, at the bf16
+bound.  Float models are not measured: their bf16 rounding is a relative error of 2^-9 per value, where a
+quantized model's is a moved code (docs/design.md §6.40).
 Before: ViT-B/16 QDQ in bf16 verifies at pooler PCC 0.98616; after: the measurement finds 0.019 (over 0.005), the
-program computes in float32 on its linears' int8 codes: 0.99621, at 0.553x its float model's DRAM bytes.
+program computes in float32 on integer codes: 0.99736, at 0.554x its float model's DRAM bytes.
 """
 from __future__ import annotations
 
