@@ -64,11 +64,13 @@ def import_proto(proto: onnx.ModelProto, path: Optional[str], input_shapes: dict
     check_static_inputs(proto)
     proto = infer_shapes(proto)
     validate_model(proto)
-    gs.logger.G_LOGGER.severity = gs.logger.G_LOGGER.ERROR  # (its warning on a sequence of maps' UNDEFINED dtype)
-    try:
+    severity, gs.logger.G_LOGGER.severity = gs.logger.G_LOGGER.severity, gs.logger.G_LOGGER.ERROR  # (its warning
+    try:  # on a sequence of maps' UNDEFINED dtype; the caller's logging level is restored after)
         graph = gs.import_onnx(proto)
     except Exception as exc:  # graphsurgeon raises many types on malformed graphs
         raise ConversionError(f"cannot import the graph: {exc}") from None
+    finally:
+        gs.logger.G_LOGGER.severity = severity
     if path is not None:
         defer_external_weights(graph, os.path.dirname(os.path.abspath(path)), shared)
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
