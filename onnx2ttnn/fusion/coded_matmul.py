@@ -20,9 +20,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.fusion import FUSED_DOMAIN, FusionRule, Match, is_op, producer, replace_outputs, single_consumer
-from onnx2ttnn.fusion.quantize import MAX_MOVES, MOVES
-
-CODE_BOUND = 256  # codes of at most this magnitude (8-bit quantizers) are exact in TF32 and in bfloat16
+from onnx2ttnn.fusion.quantize import EXACT_CODES, MAX_MOVES, MOVES
 
 
 def _pair(tensor: gs.Tensor):
@@ -47,7 +45,7 @@ def match(matmul: gs.Node):
     if a is b or any(single_consumer(p.outputs[0]) is not (moves[0] if moves else matmul)
                      for p, moves in found):
         return "a pair's value has other readers"
-    if any(max(abs(p.attrs["low"]), abs(p.attrs["high"])) > CODE_BOUND for p in (a, b)):
+    if any(max(abs(p.attrs["low"]), abs(p.attrs["high"])) > EXACT_CODES for p in (a, b)):
         return "codes wider than 8 bits"
     return Match(matmul, [a, b, matmul], {"found": found, "out": matmul.outputs[0]})
 

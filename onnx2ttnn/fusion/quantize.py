@@ -27,6 +27,9 @@ from onnx2ttnn.fusion import (FUSED_DOMAIN, FusionRule, Match, constant, is_op, 
 
 MOVES = ("Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten")  # ops that only move values
 MAX_MOVES = 8  # how far back through moves a pair looks (dropped pairs join chains: a bound keeps the pass linear)
+# the largest integer magnitude every float compute dtype holds exactly (bfloat16's 8 significant bits; TF32 holds
+# 11): the codes of an 8-bit quantizer less its zero point lie within it
+EXACT_CODES = 256
 
 
 def _param(node: gs.Node, index: int):

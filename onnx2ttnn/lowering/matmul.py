@@ -20,9 +20,12 @@ def _matmul(ctx: LoweringContext, a: gs.Tensor, b: gs.Tensor, out: gs.Tensor, bi
     if len(a_shape) == 1:  # [K] @ [K, N]: treat as [1, K]
         x = ctx.op("reshape", [x], (1, a_shape[0]), name=a.name + "_row", shape=(1, a_shape[0]))
     coded = linear_codes(ctx, b.name, wb) if wb is not None else None
+    x_scale = ctx.pair_codes.get(a.name)  # a holds a pair's codes (lowering/quantize.py _read_as_codes)
+    if coded is None and x_scale is not None:  # a call the pair expected to run on codes that does not: the value
+        x = ctx.op("multiply", [x], tuple(x.shape), name=a.name + "_value", input_tensor_b=x_scale)
     if coded is not None:
         y = _coded_linear(ctx, x, b.name, coded, bias, out.name, out_shape if len(a_shape) > 1 else (1, out_shape[-1]),
-                          ctx.pair_codes.get(a.name))
+                          x_scale)
     elif wb is not None and wb.ndim == 2:
         w = ctx.float_param(wb, b.name, key=(b.name, "weight"), dtype=weight_dtype(ctx, b.name, wb))
         inputs = [x, w]

@@ -32,7 +32,8 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.errors import ConversionError
-from onnx2ttnn.ir.graph import FUSED_DOMAIN, TTNNCall, TTNNRef, onnx_domain
+from onnx2ttnn.fusion.quantize import EXACT_CODES, MAX_MOVES, MOVES
+from onnx2ttnn.ir.graph import TTNNCall, TTNNRef, onnx_domain
 from onnx2ttnn.lowering.context import LoweringContext, is_integer_value
 from onnx2ttnn.lowering.eltwise import ranked_operand
 from onnx2ttnn.lowering.registry import FUSED_DOMAIN, register
@@ -297,9 +298,6 @@ def dequantize_linear(ctx: LoweringContext, node: gs.Node) -> None:
     _dequantize(ctx, node, axis_allowed=True, block_allowed=True)
 
 
-# the largest integer magnitude every float compute dtype holds exactly (bfloat16's 8 significant bits): the
-# codes of an 8-bit quantizer less its zero point lie within it
-EXACT_CODES = 256
 
 
 @register("QuantizeDequantize", versions=(1,), domain=FUSED_DOMAIN, ttnn=("divide", "multiply"),
@@ -337,7 +335,6 @@ def _read_as_codes(ctx: LoweringContext, out: gs.Tensor) -> list[str]:
     (weight_codes.linear_codes), which then multiplies the pair's scale in with the weight's (lowering/matmul.py).
     The matrix engine reads the codes whole, where it truncates a float32 value to TF32 (docs/ttnn-facts.md §48;
     docs/design.md §6.40)."""
-    from onnx2ttnn.fusion.quantize import MAX_MOVES, MOVES
 
     if ctx.dtype != "fp32":
         return []
@@ -372,7 +369,8 @@ def _coded_reader(ctx: LoweringContext, node: gs.Node, tensor: gs.Tensor) -> boo
             float(node.attrs.get("alpha", 1.0)) != 1.0:
         return False
     c = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
-    if c is not None and ctx.constant(c) is None:
-        return False
+    bias = ctx.constant(c) if c is not None else None
+    if c is not None and (bias is None or bias.size not in (1, int(node.outputs[0].shape[-1]))):
+        return False  # a full [M, N] C: gemm's general path, no linear
     upload = weight_upload(node)
     return steps_codes(ctx, upload.to(np.asarray(weight)), upload.to(np.asarray(ctx.dequantized[name]))) is not None

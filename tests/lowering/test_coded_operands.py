@@ -106,3 +106,20 @@ def test_a_pair_read_by_a_coded_linear_gives_it_codes(monkeypatch):
     monkeypatch.setenv("ONNX2TTNN_SIM_TF32", "1")
     got, leaked, _ = run(model, feeds)
     assert leaked == [] and _worst_relative(got["y"].numpy(), _reference(model, feeds)) < 1e-6
+
+
+def test_a_gemm_with_a_full_c_reads_the_pairs_value():
+    """Gemm(QDQ(x), DQ(w), C, transB=1) with C of the output's full [M, N] shape takes gemm's general path (a
+    matmul and an add, no linear on codes): the pair gives its value there (it gave its codes, unscaled, and the
+    program was PCC 0.95 off), and a call that reads codes after all multiplies the scale back first."""
+    rng = np.random.default_rng(5)
+    nodes = [*_pair("x", "sx", "qx"),
+             helper.make_node("DequantizeLinear", ["w_codes", "sw", "w_zero"], ["w"], axis=0),
+             helper.make_node("Gemm", ["qx", "w", "c"], ["y"], transB=1)]
+    constants = {"sx": np.float32(SCALE_A), "zero": np.int8(0), "w_zero": np.zeros(32, np.int8),
+                 "w_codes": rng.integers(-127, 128, (32, 64)).astype(np.int8),
+                 "sw": rng.uniform(0.001, 0.01, 32).astype(np.float32), "c": rng.standard_normal((64, 32)).astype(np.float32)}
+    model = _model(nodes, [V("x", F, [64, 64])], V("y", F, [64, 32]), constants)
+    feeds = {"x": rng.standard_normal((64, 64)).astype(np.float32)}
+    got, leaked, _ = run(model, feeds)
+    assert leaked == [] and _worst_relative(got["y"].numpy(), _reference(model, feeds)) < 1e-5
