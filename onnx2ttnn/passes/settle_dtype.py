@@ -8,9 +8,10 @@ why nothing was).  The graph is not changed.
 unless the model quantizes activations and bfloat16 values would cost its outputs more than half of verify's
 bound, or move any value of an integer output, measured in onnxruntime (lowering/bf16_activations.py); or it
 holds a QLinearMatMul / QLinearConv, whose codes are onnxruntime's only in float32 (quantize_operators.py: bf16
-holds their accumulator to 8 bits).  Then fp32, and the program is still judged as auto's promise, at the bf16
-bound.  Float models are not measured: their bf16 rounding is a relative error of 2^-9 per value, where a
-quantized model's is a moved code (docs/design.md §6.40).
+holds their accumulator to 8 bits); or it takes the minimum of a logarithm (a spectrogram normalized to its range:
+lowering/log_extreme.py).  Then fp32, and the program is still judged as auto's promise, at the bf16 bound.
+Float models are not measured: their bf16 rounding is a relative error of 2^-9 per value, where a quantized
+model's is a moved code (docs/design.md §6.40).
 Before: ViT-B/16 QDQ in bf16 verifies at pooler PCC 0.98616; after: the measurement finds 0.019 (over 0.005), the
 program computes in float32 on integer codes: 0.99736, at 0.554x its float model's DRAM bytes.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.lowering.bf16_activations import measure, quantized_activations
+from onnx2ttnn.lowering.log_extreme import log_minimum
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.reference import PCC_THRESHOLD
 
@@ -44,6 +46,11 @@ class SettleDtype(Pass):
             module.notes[self.name] = {"dtype": "fp32", "quantizers": codes, "operators": operators,
                                        "why": f"{operators} QLinearMatMul / QLinearConv, onnxruntime's codes only "
                                               f"in float32"}
+            return
+        extreme = log_minimum(module.graph)
+        if extreme:  # (a float model's rule: lowering/log_extreme.py)
+            module.compute_dtype = "fp32"
+            module.notes[self.name] = {"dtype": "fp32", "why": f"{extreme}, which bf16 magnitudes move"}
             return
         if not codes:
             module.notes[self.name] = {"dtype": "bf16", "why": "no quantized activation"}
