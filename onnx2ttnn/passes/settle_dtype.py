@@ -5,7 +5,8 @@ fold-dequantize left quantize activations), Module.index_rows (verify's inputs).
 the dtype every later pass builds the program in ("bf16" | "fp32"), and in the pass notes what was measured (or
 why nothing was).  The graph is not changed.
 --dtype bf16 and fp32 are taken as asked.  auto is bf16 (tt-metal's convention for programs, judged at PCC 0.99)
-unless the model quantizes activations and bfloat16 values would cost its outputs more than half of verify's
+unless the model quantizes activations (a quantizer in the body of a Loop, If or Scan that stays counts too) and
+bfloat16 values (float32, float16 and float64 ones alike) would cost its outputs more than half of verify's
 bound, or move any value of an integer output, measured in onnxruntime (lowering/bf16_activations.py); or it
 holds a QLinearMatMul / QLinearConv, whose codes are onnxruntime's only in float32 (quantize_operators.py: bf16
 holds their accumulator to 8 bits).  Then fp32, and the program is still judged as auto's promise, at the bf16
