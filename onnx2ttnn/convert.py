@@ -237,9 +237,10 @@ def _convert(model, output_path: Optional[str], progress, probes: bool, options:
 def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[str], progress, probes: bool,
              read_s: float) -> "Conversion":
     """--parallel auto where dp and tp can both hold the model: both conversions from the one loaded proto
-    (each external weight read from its file once), the one of lower modelled eager time per forward kept;
-    dp when tp refuses the model."""
-    shared, results, spent = SharedReads(), {}, {}
+    (each external weight read from its file once; the onnxruntime measurements of settle-dtype and
+    measure-weight-gain made once, in the first, and reused), the one of lower modelled eager time per forward
+    kept; dp when tp refuses the model."""
+    shared, results, spent, measured = SharedReads(), {}, {}, {}
     for mode in ("dp", "tp"):
         start = time.perf_counter()
         if progress:
@@ -249,7 +250,7 @@ def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[st
         try:
             results[mode] = _convert_as(proto if mode == "tp" else copy_proto(proto), path,
                                         replace(opts, parallel=mode), output_path, progress, probes,
-                                        read_s if mode == "dp" else 0.0, shared)
+                                        read_s if mode == "dp" else 0.0, shared, measured)
         except ConversionError as exc:
             if mode == "dp":
                 raise
@@ -265,9 +266,10 @@ def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[st
 
 
 def _convert_as(proto, path: Optional[str], opts: Options, output_path: Optional[str], progress, probes: bool,
-                read_s: float, shared: Optional[SharedReads] = None) -> "Conversion":
-    """The conversion of a proto from read_model() (which it changes) in the settled --parallel mode."""
-    ctx = PassContext(opts)
+                read_s: float, shared: Optional[SharedReads] = None, measured: Optional[dict] = None) -> "Conversion":
+    """The conversion of a proto from read_model() (which it changes) in the settled --parallel mode (`measured`:
+    PassContext's)."""
+    ctx = PassContext(opts, measured=measured)
     start = time.perf_counter()
     tp = opts.mesh_shape()[1] if opts.parallel == "tp" else 1
     module = import_proto(proto, path, opts.input_shapes, opts.chips // tp, shared)

@@ -38,23 +38,24 @@ class SettleDtype(Pass):
         module.compute_dtype = "bf16" if asked == "auto" else asked
         if asked != "auto":
             return
-        codes = quantized_activations(module.graph)
-        operators = sum(1 for node in module.graph.nodes if node.op in EXACT_IN_FP32)
-        if operators:
-            module.compute_dtype = "fp32"
-            module.notes[self.name] = {"dtype": "fp32", "quantizers": codes, "operators": operators,
-                                       "why": f"{operators} QLinearMatMul / QLinearConv, onnxruntime's codes only "
-                                              f"in float32"}
-            return
-        if not codes:
-            module.notes[self.name] = {"dtype": "bf16", "why": "no quantized activation"}
-            return
-        found = measure(module.graph, module.index_rows)
-        bound = (1.0 - PCC_THRESHOLD["bf16"]) * BF16_ACTIVATION_SHARE
-        if found.loss > bound:
-            module.compute_dtype = "fp32"
-        cost = (f"move values of the integer output {found.output}" if found.integer and found.loss else
-                f"cost {found.output} {found.loss:.4f} of PCC ({'over' if found.loss > bound else 'within'} {bound:g})")
-        why = f"{codes} quantized activations; " + (found.why or f"bf16 values would {cost}")
-        module.notes[self.name] = {"dtype": module.compute_dtype, "quantizers": codes, "loss": found.loss,
-                                   "output": found.output, "values": found.values, "why": why}
+        notes = ctx.reuse(self.name, lambda: _settle(module))  # --parallel auto's second conversion: the first's
+        module.compute_dtype, module.notes[self.name] = notes["dtype"], dict(notes)
+
+
+def _settle(module: Module) -> dict:
+    """auto's choice for the module's model and why (the pass notes; "dtype" is the choice)."""
+    codes = quantized_activations(module.graph)
+    operators = sum(1 for node in module.graph.nodes if node.op in EXACT_IN_FP32)
+    if operators:
+        return {"dtype": "fp32", "quantizers": codes, "operators": operators,
+                "why": f"{operators} QLinearMatMul / QLinearConv, onnxruntime's codes only in float32"}
+    if not codes:
+        return {"dtype": "bf16", "why": "no quantized activation"}
+    found = measure(module.graph, module.index_rows)
+    bound = (1.0 - PCC_THRESHOLD["bf16"]) * BF16_ACTIVATION_SHARE
+    dtype = "fp32" if found.loss > bound else "bf16"
+    cost = (f"move values of the integer output {found.output}" if found.integer and found.loss else
+            f"cost {found.output} {found.loss:.4f} of PCC ({'over' if found.loss > bound else 'within'} {bound:g})")
+    why = f"{codes} quantized activations; " + (found.why or f"bf16 values would {cost}")
+    return {"dtype": dtype, "quantizers": codes, "loss": found.loss, "output": found.output, "values": found.values,
+            "why": why}

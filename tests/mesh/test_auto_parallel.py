@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 import onnx2ttnn
 from onnx2ttnn import parallel
 from onnx2ttnn.convert import Conversion
@@ -103,3 +105,43 @@ def test_both_conversions_read_each_external_weight_once(dp_model, monkeypatch):
     assert reads and len(reads) == len(set(reads))
     assert any(role == "the model's external data" for role, _ in auto.inputs)
 
+
+
+def test_auto_measures_the_model_once_for_both_conversions(dp_model, monkeypatch, tmp_path):
+    """settle-dtype's and measure-weight-gain's onnxruntime runs are made in the dp conversion and reused by the
+    tp one (each ran in both before): the same model, and the two programs compared in one dtype."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnx2ttnn.passes import measure_weight_gain, settle_dtype
+
+    calls = {"gain": 0, "dtype": 0}
+    for module, key in ((measure_weight_gain, "gain"), (settle_dtype, "dtype")):
+        def counted(*args, _real=module.measure, _key=key, **kwargs):
+            calls[_key] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(module, "measure", counted)
+    model = dp_model("bert")
+    modes = _count_conversions(monkeypatch)
+    auto = onnx2ttnn.convert(model, device="t3k", mesh="1x8", input_shapes=batch_shapes(model, 8))
+    assert modes == ["dp", "tp"] and auto.auto["times"].keys() == {"dp", "tp"}
+    assert calls == {"gain": 1, "dtype": 0}  # a float model: no quantized activation to measure
+    assert auto.module.notes["measure-weight-gain"]["gain"] >= 1.0
+
+    # a QDQ model (x -> Q/DQ at two scales -> Sub) with a batch dim: measured once, though tp refuses it later
+    nodes = [helper.make_node("Mul", ["x", "fifty"], ["a"]), helper.make_node("Mul", ["x", "fifty_half"], ["b"])]
+    for source in ("a", "b"):
+        nodes += [helper.make_node("QuantizeLinear", [source, "one", "zero"], [source + "_q"]),
+                  helper.make_node("DequantizeLinear", [source + "_q", "one", "zero"], [source + "_dq"])]
+    nodes.append(helper.make_node("Sub", ["a_dq", "b_dq"], ["y"]))
+    constants = {"fifty": np.float32(50.0), "fifty_half": np.float32(50.5), "one": np.float32(1.0),
+                 "zero": np.int8(0)}
+    graph = helper.make_graph(nodes, "codes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 64])],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()])
+    path = tmp_path / "codes.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    modes.clear()
+    calls.update(gain=0, dtype=0)
+    auto = onnx2ttnn.convert(str(path), device="n300", input_shapes={"x": (32, 64)})
+    assert modes == ["dp", "tp"] and "refused" in auto.auto and calls == {"gain": 0, "dtype": 1}
+    assert auto.module.compute_dtype == "fp32" and auto.module.notes["settle-dtype"]["loss"] > 0.005
