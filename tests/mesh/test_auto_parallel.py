@@ -145,3 +145,51 @@ def test_auto_measures_the_model_once_for_both_conversions(dp_model, monkeypatch
     auto = onnx2ttnn.convert(str(path), device="n300", input_shapes={"x": (32, 64)})
     assert modes == ["dp", "tp"] and "refused" in auto.auto and calls == {"gain": 0, "dtype": 1}
     assert auto.module.compute_dtype == "fp32" and auto.module.notes["settle-dtype"]["loss"] > 0.005
+
+
+def _qdq_feed_forward(path) -> str:
+    """x -> Q/DQ at two scales (50 x, 50.5 x) -> Sub -> MatMul [64, 256] -> Relu -> MatMul [256, 64]: a quantized
+    model bf16 moves off its codes (auto settles fp32) with a feed-forward pair tp splits."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Mul", ["x", "fifty"], ["a"]), helper.make_node("Mul", ["x", "fifty_half"], ["b"])]
+    for source in ("a", "b"):
+        nodes += [helper.make_node("QuantizeLinear", [source, "one", "zero"], [source + "_q"]),
+                  helper.make_node("DequantizeLinear", [source + "_q", "one", "zero"], [source + "_dq"])]
+    nodes += [helper.make_node("Sub", ["a_dq", "b_dq"], ["d"]), helper.make_node("MatMul", ["d", "w1"], ["h"]),
+              helper.make_node("Relu", ["h"], ["r"]), helper.make_node("MatMul", ["r", "w2"], ["y"])]
+    constants = {"fifty": np.float32(50.0), "fifty_half": np.float32(50.5), "one": np.float32(1.0),
+                 "zero": np.int8(0), "w1": rng.standard_normal((64, 256), np.float32) / 8,
+                 "w2": rng.standard_normal((256, 64), np.float32) / 16}
+    graph = helper.make_graph(nodes, "codes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 64])],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    return str(path)
+
+
+def test_the_weights_are_sized_in_the_program_s_dtype(monkeypatch, tmp_path):
+    """dp's weights were sized from --weights alone (auto: bfloat8_b, 1.06 B a value) where a float32 program
+    keeps them float32 (4 B): with one chip's budget between the two, --dtype fp32 is tp only, and auto, which
+    settles fp32 for this quantized model in the dp conversion, keeps the tp program."""
+    import onnx
+
+    model = _qdq_feed_forward(tmp_path / "ffn.onnx")
+    values = 2 * 64 * 256 + 3  # the two matrices and three float scalars
+    assert parallel.weight_bytes(onnx.load(model), "auto", "bf16") == values * 1088 / 1024
+    assert parallel.weight_bytes(onnx.load(model), "auto", "fp32") == values * 4
+    device = DEVICES["n300"]
+    monkeypatch.setattr(parallel, "DRAM_FOR_WEIGHTS", 2 * values / (device.dram_banks * device.dram_bank_bytes))
+    for dtype, mode in (("bf16", "auto"), ("fp32", "tp")):
+        options = Options(device="n300", mesh="1x2", parallel="auto", dtype=dtype, input_shapes={"x": (32, 64)})
+        parallel.settle_auto(model, options)
+        assert options.parallel == mode, dtype
+    auto = onnx2ttnn.convert(model, device="n300", input_shapes={"x": (32, 64)})
+    assert auto.module.compute_dtype == "fp32" and auto.options.parallel == "tp" and auto.module.tp == 2
+    assert auto.auto["kept"] == "tp" and auto.auto["outgrown"] == "in fp32" and set(auto.auto["times"]) == {"dp", "tp"}
+    assert "dp's weights outgrow one chip in fp32; kept tp" in parallel.auto_line(auto.auto)
+    monkeypatch.undo()
+    assert onnx2ttnn.convert(model, device="n300", input_shapes={"x": (32, 64)}).options.parallel == "dp"
