@@ -193,3 +193,27 @@ def test_the_weights_are_sized_in_the_program_s_dtype(monkeypatch, tmp_path):
     assert "dp's weights outgrow one chip in fp32; kept tp" in parallel.auto_line(auto.auto)
     monkeypatch.undo()
     assert onnx2ttnn.convert(model, device="n300", input_shapes={"x": (32, 64)}).options.parallel == "dp"
+
+
+def test_a_qdq_model_s_integer_weights_are_sized_too():
+    """A QDQ model's weights are int8 initializers a DequantizeLinear reads: they were not counted at all (a QDQ
+    model's dp always held).  They are sized as float weights, except a float32 program's matmul weights under
+    auto, which go up as their codes in bfloat8_b; a conv's stay float32 there."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["w"]),
+             helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("DequantizeLinear", ["kq", "s", "z"], ["k"]), helper.make_node("Conv", ["i", "k"], ["c"])]
+    constants = {"wq": np.ones((64, 32), np.int8), "kq": np.ones((8, 4, 3, 3), np.int8), "s": np.float32(0.1),
+                 "z": np.int8(0)}
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64]),
+                                           helper.make_tensor_value_info("i", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("h", TensorProto.FLOAT, [4, 32]),
+                               helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, 8, 6, 6])],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    linear, conv, bfp8 = 64 * 32, 8 * 4 * 3 * 3, 1088 / 1024
+    assert parallel.weight_bytes(proto, "auto", "bf16") == (linear + conv + 1) * bfp8  # the scale: one float
+    assert parallel.weight_bytes(proto, "bf16", "bf16") == (linear + conv + 1) * 2
+    assert parallel.weight_bytes(proto, "auto", "fp32") == linear * bfp8 + (conv + 1) * 4
+    assert parallel.weight_bytes(proto, "bf16", "fp32") == (linear + conv + 1) * 4
