@@ -55,8 +55,8 @@ from onnx2ttnn.ir.kernel_config import PASSES, KernelConfig
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, OpFacts, OpInfo, OpNames, op_info
-from onnx2ttnn.ir.weight_bytes import (RESIDENT_CONV_LAYOUT, Layouts, is_param_upload, known_size, read_bytes,
-                                       resident_conv_params, table_rows_bytes, weights)
+from onnx2ttnn.ir.weight_bytes import (RESIDENT_CONV_LAYOUT, Layouts, floor_bytes, is_param_upload,
+                                       known_size, read_bytes, resident_conv_params, table_rows_bytes)
 
 # Derived from the op table (ir/ttnn_ops: each entry's `cost` and `vector_flops`), read from it at every use and
 # kept importable here for the planner; the facts live only in the table.
@@ -389,22 +389,3 @@ def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_
     result.floor_bytes = floor_bytes(graph, layouts)
     return result
 
-
-def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
-    """Every weight not resident in L1 read once at its format, plus the program's inputs and outputs, in their
-    device layouts (module docstring)."""
-    total = 0
-    for node in graph.nodes:
-        if is_param_upload(node):
-            continue
-        if node.op == "from_torch":  # a program input uploaded
-            layout = layouts(node.outputs[0])
-            if layout is not None and layout.on_device and known_size(node.outputs[0]):
-                total += total_bytes(node.outputs[0].shape, layout)
-            continue
-        if node.op == "to_torch" and known_size(node.inputs[0]):
-            layout = layouts(node.inputs[0])
-            total += total_bytes(node.inputs[0].shape, layout)
-    resident = {key for node in graph.nodes for key in resident_conv_params(node)}
-    return total + sum(nbytes for key, (tensor, _, nbytes) in weights(graph, layouts).items()
-                       if layouts(tensor).buffer != "l1" and key not in resident)

@@ -140,3 +140,23 @@ def weight_formats(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[str, i
     for _, fmt, nbytes in weights(graph, layouts).values():
         totals[fmt] = totals.get(fmt, 0) + nbytes
     return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
+    """Every weight not resident in L1 read once at its format, plus the program's inputs and outputs, in their
+    device layouts (ir/cost.py's docstring; ProgramCost.floor_bytes)."""
+    total = 0
+    for node in graph.nodes:
+        if is_param_upload(node):
+            continue
+        if node.op == "from_torch":  # a program input uploaded
+            layout = layouts(node.outputs[0])
+            if layout is not None and layout.on_device and known_size(node.outputs[0]):
+                total += total_bytes(node.outputs[0].shape, layout)
+            continue
+        if node.op == "to_torch" and known_size(node.inputs[0]):
+            layout = layouts(node.inputs[0])
+            total += total_bytes(node.inputs[0].shape, layout)
+    resident = {key for node in graph.nodes for key in resident_conv_params(node)}
+    return total + sum(nbytes for key, (tensor, _, nbytes) in weights(graph, layouts).items()
+                       if layouts(tensor).buffer != "l1" and key not in resident)
