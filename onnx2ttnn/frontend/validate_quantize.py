@@ -6,8 +6,8 @@ see it).
 - QLinearConv: the weight's scale and zero point are per tensor or one per output channel (called by
   frontend/validate_windows.py, which checks QLinearConv's window);
 - QLinearMatMul: a's and y's scale and zero point hold one element, b's are per tensor or per column;
-- ConvInteger's x_zero_point and w_zero_point and MatMulInteger's a_zero_point hold one element (called for
-  ConvInteger by frontend/validate_windows.py);
+- ConvInteger's x_zero_point and MatMulInteger's a_zero_point hold one element, ConvInteger's w_zero_point one
+  or one per output channel (called for ConvInteger by frontend/validate_windows.py);
 - QuantizeLinear / DequantizeLinear's block_size is not negative, and a positive one has a scale of the
   input's rank.
 
@@ -83,19 +83,19 @@ def check_integer_zero_points(graph: GraphFacts, node, attrs) -> Optional[str]:
     """ConvInteger's x_zero_point and MatMulInteger's a_zero_point hold one element, 0-D or 1-D (onnxruntime:
     "IsScalarOr1ElementVector(X_Zero_Point) was false"; fuzz seed 127 case 762: a [4, 2, 3, 3] x_zero_point of an
     unused ConvInteger converted, the node removed before its lowering saw it; MatMulInteger's per-row form, which
-    the spec allows, onnxruntime refuses and the lowering does not take); ConvInteger's w_zero_point too, though
-    the spec allows one value per output channel: onnxruntime 1.32 refuses that ("IsScalarOr1ElementVector(
-    W_Zero_Point) was false. Non per-tensor quantization is not supported now"), so the model it would convert
-    to could not be verified."""
-    conv = node.op_type == "ConvInteger"
-    for index, what in ((2, "x_zero_point" if conv else "a_zero_point"), (3, "w_zero_point")):
-        shape = graph.shape(node_input(node, index)) if node_input(node, index) and (conv or index == 2) else None
-        if shape is None or any(d < 0 for d in shape) or (len(shape) <= 1 and _one_value(shape)):
-            continue
-        weight = graph.shape(node_input(node, 1))
-        per_channel = index == 3 and weight and len(shape) == 1 and shape[0] == weight[0]
-        return f"{what} has shape {list(shape)}; it must be a scalar (0-D or one element)" + \
-            (": onnxruntime runs no per-output-channel w_zero_point, which the spec allows" if per_channel else "")
+    the spec allows, onnxruntime refuses and the lowering does not take); ConvInteger's w_zero_point is a scalar
+    or one value per output channel (the spec; onnxruntime runs the scalar only)."""
+    first = graph.shape(node_input(node, 2)) if node_input(node, 2) else None
+    if first is not None and all(d >= 0 for d in first) and not (len(first) <= 1 and _one_value(first)):
+        what = "x_zero_point" if node.op_type == "ConvInteger" else "a_zero_point"
+        return f"{what} has shape {list(first)}; it must be a scalar (0-D or one element)"
+    weight = graph.shape(node_input(node, 1))
+    zero = graph.shape(node_input(node, 3)) if node.op_type == "ConvInteger" and node_input(node, 3) else None
+    if zero is None or weight is None or not weight or weight[0] < 0 or any(d < 0 for d in zero):
+        return None
+    if zero not in ((), (1,), (weight[0],)):
+        return (f"w_zero_point has shape {list(zero)}; it must be a scalar or hold one value per output channel "
+                f"({weight[0]})")
     return None
 
 

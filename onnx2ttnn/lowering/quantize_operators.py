@@ -189,9 +189,8 @@ def matmul_integer(ctx: LoweringContext, node: gs.Node) -> None:
 @register("ConvInteger", versions=(10,), ttnn=("subtract", "conv2d"),
           note="conv of (x - x_zero_point) and (w - w_zero_point) in float; w must be a constant")
 def conv_integer(ctx: LoweringContext, node: gs.Node) -> None:
-    """ConvInteger-10: uint8 / int8 x and w, x_zero_point per tensor, w_zero_point per tensor (the spec's per
-    output channel form, which onnxruntime refuses, is refused by frontend/validate_quantize.py; this rule would
-    take it); the int32 result is computed on float values."""
+    """ConvInteger-10: uint8 / int8 x and w, x_zero_point per tensor, w_zero_point per tensor or per output
+    channel; the int32 result is computed on float values."""
     x, w = node.inputs[:2]
     x_zero, w_zero = optional_input(node, 2), optional_input(node, 3)
     if ctx.constant(w) is None:

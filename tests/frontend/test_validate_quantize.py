@@ -128,19 +128,15 @@ CONV_INTEGER = """
 @pytest.mark.parametrize("zeros,reason", [
     ("xz", "x_zero_point has shape [3, 2, 3, 3]; it must be a scalar (0-D or one element)"),
     ("one2d, wz", "x_zero_point has shape [1, 1]; it must be a scalar (0-D or one element)"),
-    (", one2d", "w_zero_point has shape [1, 1]; it must be a scalar (0-D or one element)"),
-    ("one, wz", "w_zero_point has shape [3]; it must be a scalar (0-D or one element): onnxruntime runs no "
-                "per-output-channel w_zero_point, which the spec allows")])
+    (", one2d", "w_zero_point has shape [1, 1]; it must be a scalar or hold one value per output channel (3)")])
 def test_a_conv_integer_zero_point_of_the_wrong_shape_is_refused_even_unused(zeros, reason):
     """Fuzz seed 127 case 762: an unused ConvInteger with a [4, 2, 3, 3] x_zero_point converted (its node removed
-    before the lowering's check; onnxruntime: "IsScalarOr1ElementVector(X_Zero_Point) was false").  The spec's
-    per-output-channel w_zero_point converted too, where onnxruntime 1.32 refuses it ("Non per-tensor quantization
-    is not supported now"); one element, 0-D or 1-D, converts."""
+    before the lowering's check; onnxruntime: "IsScalarOr1ElementVector(X_Zero_Point) was false"); one value per
+    output channel is the spec's per-channel w_zero_point."""
     inits = dict(w=np.ones((3, 2, 3, 3), np.uint8), xz=np.ones((3, 2, 3, 3), np.uint8),
-                 one2d=np.ones((1, 1), np.uint8), wz=np.arange(3, dtype=np.uint8), one=np.ones(1, np.uint8))
+                 one2d=np.ones((1, 1), np.uint8), wz=np.arange(3, dtype=np.uint8))
     assert rejected(parsed(CONV_INTEGER % zeros, **inits)).endswith(f"(ConvInteger): {reason}")
-    import_model(parsed(CONV_INTEGER % "one, one", w=inits["w"], one=inits["one"]), {})
-    import_model(parsed(CONV_INTEGER % ", wz", w=inits["w"], wz=np.uint8(2)), {})
+    import_model(parsed(CONV_INTEGER % "one, wz", w=inits["w"], one=np.ones(1, np.uint8), wz=inits["wz"]), {})
 
 
 def test_a_matmul_integer_a_zero_point_per_row_is_refused():
