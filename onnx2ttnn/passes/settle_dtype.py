@@ -11,12 +11,15 @@ bound, or move any value of an integer output, measured in onnxruntime (lowering
 holds a QLinearMatMul / QLinearConv, whose codes are onnxruntime's only in float32 (quantize_operators.py: bf16
 holds their accumulator to 8 bits); or it takes the minimum of a logarithm (a spectrogram normalized to its range:
 lowering/log_extreme.py).  Then fp32, and the program is still judged as auto's promise, at the bf16 bound.
-Float models are not measured: their bf16 rounding is a relative error of 2^-9 per value, where a quantized
-model's is a moved code (docs/design.md §6.40).
+Float models are not measured (their bf16 rounding is a relative error of 2^-9 per value, where a quantized
+model's is a moved code: docs/design.md §6.40), except one with an output of at most two values, which verify
+judges by closeness, as strict as 1 % of each value (closeness_outputs).
 Before: ViT-B/16 QDQ in bf16 verifies at pooler PCC 0.98616; after: the measurement finds 0.019 (over 0.005), the
 program computes in float32 on integer codes: 0.99736, at 0.554x its float model's DRAM bytes.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.lowering.bf16_activations import measure, quantized_activations
@@ -54,13 +57,23 @@ def _settle(module: Module) -> dict:
     extreme = log_minimum(module.graph)
     if extreme:  # (a float model's rule: lowering/log_extreme.py)
         return {"dtype": "fp32", "why": f"{extreme}, which bf16 magnitudes move"}
-    if not codes:
+    small = closeness_outputs(module.graph)
+    if not codes and not small:
         return {"dtype": "bf16", "why": "no quantized activation"}
     found = measure(module.graph, module.index_rows)
     bound = (1.0 - PCC_THRESHOLD["bf16"]) * BF16_ACTIVATION_SHARE
     dtype = "fp32" if found.loss > bound else "bf16"
     cost = (f"move values of the integer output {found.output}" if found.integer and found.loss else
             f"cost {found.output} {found.loss:.4f} of PCC ({'over' if found.loss > bound else 'within'} {bound:g})")
-    why = f"{codes} quantized activations; " + (found.why or f"bf16 values would {cost}")
+    what = (f"{codes} quantized activations; " if codes else
+            f"output {small[0]!r} of at most two values, judged by closeness; ")
     return {"dtype": dtype, "quantizers": codes, "loss": found.loss, "output": found.output, "values": found.values,
-            "why": why}
+            "why": what + (found.why or f"bf16 values would {cost}")}
+
+
+def closeness_outputs(graph) -> list[str]:
+    """Float graph outputs of at most two values: verify judges them by closeness (1e-3 + 1 % of each value), not by
+    a PCC, which a bf16 program's rounding, amplified by an ill-conditioned model, can miss where a PCC of many
+    values would not (PP-OCRv5's orientation classifier: its two probabilities 0.029 off with bf16 weights)."""
+    return [t.name for t in graph.outputs if t.dtype is not None and np.dtype(t.dtype).kind == "f"
+            and t.shape is not None and all(isinstance(d, int) for d in t.shape) and int(np.prod(t.shape)) <= 2]

