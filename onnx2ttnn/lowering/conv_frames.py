@@ -8,9 +8,10 @@ and its all-in-L1 path is not taken for kernels beyond 7x7 (ir/placements.py).  
 output frame i reads input positions [i*s, i*s + k): the input cut into chunks of s positions ([N, W/s, s*C]),
 frame i is chunks i .. i+r-1 side by side, and the conv is frames @ W with W [k*C, OC] in (position, channel)
 order.  r slices, one concat, one linear: no im2col of the whole input, nothing on the host.  A kernel that is
-no whole number of strides is padded with zero taps to r = ceil(k / s) strides (the weight's rows for them are
-zeros; openWakeWord's 512 taps read as 640, 25 % more multiplies), and where the last frame's padded taps reach
-past the input, the input is extended by a constant of zeros (a concat), which those taps multiply by zero.
+no whole number of strides spans r = ceil(k / s) chunks, the last one in part: its slice keeps the first
+k - (r - 1) s positions (openWakeWord's melspectrogram, 512 taps at stride 160: three whole chunks and 32
+positions of a fourth).  Where the chunks the last frame spans run past the input, the input is extended by a
+constant of zeros (a concat) so that it cuts into whole chunks; no frame reads them.
 Applies to: rank-1 (H = 1) convs, group 1, dilation 1, no padding, k >= MIN_KERNEL.
 """
 from __future__ import annotations
@@ -34,21 +35,20 @@ def lower(ctx: LoweringContext, node, x, form: NHWC, weight: np.ndarray, bias, a
     n, w, c = form.n, form.w, form.c
     oc, k, s = int(weight.shape[0]), int(weight.shape[3]), int(node.attrs.get("strides", [1])[-1])
     r, out_w = -(-k // s), (w - k) // s + 1
-    if r * s != k:  # zero taps up to whole strides
-        weight = np.concatenate([weight, np.zeros(weight.shape[:3] + (r * s - k,), weight.dtype)], axis=3)
-        k = r * s
-    used = (out_w + r - 1) * s  # input positions some frame reads (its zero taps included)
+    last = k - (r - 1) * s  # positions of the last chunk a frame reads
+    used = (out_w + r - 1) * s  # input positions of the chunks the frames span
     name = node.outputs[0].name
     rows = ctx.op("reshape", [x], (n, w, c), name=f"{name}_rows", shape=(n, w, c))
-    if used > w:  # the last frames' zero taps read past the input: zeros there
+    if used > w:  # whole chunks: zeros after the input, which no frame reads
         zeros = ctx.float_param(np.zeros((n, used - w, c), np.float32), f"{name}_tail_zeros")
         rows = ctx.op("concat", [rows, zeros], (n, used, c), name=f"{name}_extended", dim=1)
     elif used < w:
         rows = ctx.op("slice", [rows], (n, used, c), name=f"{name}_used", slice_start=(0, 0, 0),
                       slice_end=(n, used, c), slice_step=(1, 1, 1))
     chunks = ctx.op("reshape", [rows], (n, out_w + r - 1, s * c), name=f"{name}_chunks", shape=(n, out_w + r - 1, s * c))
-    pieces = [ctx.op("slice", [chunks], (n, out_w, s * c), name=f"{name}_chunk{j}", slice_start=(0, j, 0),
-                     slice_end=(n, j + out_w, s * c), slice_step=(1, 1, 1)) for j in range(r)]
+    widths = [s * c] * (r - 1) + [last * c]
+    pieces = [ctx.op("slice", [chunks], (n, out_w, width), name=f"{name}_chunk{j}", slice_start=(0, j, 0),
+                     slice_end=(n, j + out_w, width), slice_step=(1, 1, 1)) for j, width in enumerate(widths)]
     frames = pieces[0] if r == 1 else ctx.op("concat", pieces, (n, out_w, k * c), name=f"{name}_frames", dim=2)
     matrix = np.ascontiguousarray(weight[:, :, 0, :].transpose(2, 1, 0).reshape(k * c, oc), dtype=np.float32)
     wname = node.inputs[1].name

@@ -79,13 +79,14 @@ def test_a_1d_conv_followed_by_batch_normalization_folds_per_output_channel():
 
 # a long 1-D kernel (an STFT's framing conv, Silero VAD's 256 taps at stride 128, openWakeWord's 512 at 160):
 # ttnn.conv2d refuses it on the mock, so it runs as slices, a concat and a linear (lowering/conv_frames.py); a
-# kernel of no whole number of strides gets zero taps, and zeros after the input where they reach past it
+# kernel of no whole number of strides reads part of its last chunk, and zeros complete the input's last chunk
 FRAMES = {
     "frames-one-channel": model("Conv", {"x": [1, 1, 200]}, [f32(9, 1, 64)], {"strides": [32]}),
     "frames-channels-bias-batch": model("Conv", {"x": [2, 3, 130]}, [f32(5, 3, 60), f32(5)], {"strides": [20]}),
     "frames-one-stride": model("Conv", {"x": [1, 2, 80]}, [f32(4, 2, 64)], {"strides": [64]}),
     "frames-no-whole-strides": model("Conv", {"x": [1, 1, 200]}, [f32(4, 1, 64)], {"strides": [48]}),
-    "frames-zero-taps-past-the-input": model("Conv", {"x": [2, 3, 112]}, [f32(4, 3, 64), f32(4)], {"strides": [48]}),
+    "frames-chunks-past-the-input": model("Conv", {"x": [2, 3, 112]}, [f32(4, 3, 64), f32(4)], {"strides": [48]}),
+    "frames-stride-over-kernel": model("Conv", {"x": [1, 1, 1000]}, [f32(3, 1, 50)], {"strides": [400]}),
 }
 
 
@@ -96,3 +97,23 @@ def test_a_long_1d_kernel_runs_as_frames_and_a_linear(name):
     ops = ttnn_ops(FRAMES[name], dtype="fp32")
     assert "conv2d" not in ops and ops.count("linear") == 1
 
+
+
+def test_frames_of_one_weight_at_two_strides_and_an_infinite_input_value():
+    """One weight read by two long-kernel convs at strides 48 and 64 (the frames matrix is the weight's, whatever
+    the stride: the review found a second conv given the first's zero-padded one), and an inf at a position only
+    the chunk tail past the kernel would have multiplied (zero taps made NaN of it)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.random.default_rng(2).standard_normal((4, 1, 64)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["a"], strides=[48]),
+                               helper.make_node("Conv", ["x", "w"], ["b"], strides=[64])], "shared",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 256])],
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("b", TensorProto.FLOAT, None)], [weight])
+    shared = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert verify(shared, dtype="fp32").passed
+    x = np.random.default_rng(3).standard_normal((1, 1, 200)).astype(np.float32)
+    x[0, 0, 70] = np.inf  # frame 1 reads 48..111: inf; frame 0 (0..63) and frame 2 (96..159) must not see it
+    report = verify(FRAMES["frames-no-whole-strides"], dtype="fp32", inputs={"x": x})
+    assert report.passed, report.text()
