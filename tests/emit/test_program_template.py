@@ -184,3 +184,18 @@ def test_a_gather_index_outside_the_rows_is_one_error_line(tmp_path, gather_prog
         np.savez(tmp_path / "in.npz", **{idx: np.array([0, bad, 1])})
         assert _error(program, ["--inputs", str(tmp_path / "in.npz")], capsys) == (
             f"error: input 'idx\\x1b[2J' holds {bad}, outside [-4, 3], the rows it indexes")
+
+
+def test_the_programs_check_judges_outputs_as_verify_does():
+    """A generated program's --check and verify agree on what passes: a PCC, and closeness for a constant output
+    or one of two values (the review found the program still calling two values 0.106 apart a PCC of 1.0)."""
+    from onnx2ttnn.emit.program_main import MAIN
+    from onnx2ttnn.verify import pcc as verify_pcc
+
+    scope = {"numpy": np}
+    start = MAIN.index("def pcc(a, b):")
+    exec(MAIN[start:MAIN.index("\ndef ", start + 1)], scope)  # noqa: S102 - the program's own function
+    cases = [([0.5703125, 0.4296875], [0.676273, 0.323727]), ([0.678, 0.3245], [0.676273, 0.323727]),
+             ([2.0, 2.0, 2.0], [2.0, 2.0, 2.001]), ([1.0, 2.0, 3.1], [1.0, 2.0, 3.0]), ([0.0], [0.5])]
+    for got, want in cases:
+        assert scope["pcc"](got, want) == verify_pcc(np.array(got), np.array(want)), (got, want)

@@ -168,13 +168,14 @@ def load_inputs(path):
 
 
 def pcc(a, b):
-    """Pearson correlation of two arrays (1.0 when both are constant and equal)."""
+    """Pearson correlation of two arrays; a constant one, or one of two values (whose correlation is +-1 whatever
+    they are), is 1.0 or 0.0 by closeness: every value within 1e-3 + 1 % of onnxruntime's (as verify judges)."""
     a = numpy.asarray(a, dtype=numpy.float64).ravel()
     b = numpy.asarray(b, dtype=numpy.float64).ravel()
     if a.size == 0 or (numpy.array_equal(a, b)):
         return 1.0
-    if a.std() == 0 or b.std() == 0:
-        return 1.0 if numpy.allclose(a, b) else 0.0
+    if a.std() == 0 or b.std() == 0 or a.size == 2:
+        return 1.0 if numpy.allclose(a, b, rtol=1e-2, atol=1e-3) else 0.0
     return float(numpy.corrcoef(a, b)[0, 1])
 
 
