@@ -18,6 +18,9 @@ TORCH_DTYPES = ("float32", "float16", "float64", "bfloat16", "int64", "int32", "
 # what host fallbacks compute in: wide unsigned types as int64 (torch lacks their arithmetic), bfloat16 as
 # float32 (the device's bfloat16 values are exact in float32)
 HOST_COMPUTE_DTYPE = {"uint16": "int64", "uint32": "int64", "uint64": "int64", "bfloat16": "float32"}
+# ONNX TensorProto float types numpy has no dtype for (graphsurgeon gives their enum numbers): BFLOAT16,
+# FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT4E2M1
+FLOAT_ENUMS = frozenset({16, 17, 18, 19, 20, 23})
 # layout dtype -> the torch dtype a host fallback's result is cast to before from_torch uploads it
 UPLOAD_TORCH_DTYPE = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u32": "int32", "u16": "int16",
                       "u8": "uint8", "bfp8": "float32", "bfp4": "float32"}
@@ -37,3 +40,14 @@ def host_torch_dtype(dtype, what: str) -> str:
     """The torch dtype a host fallback computes a value of numpy `dtype` in."""
     name = torch_dtype(dtype, what)
     return HOST_COMPUTE_DTYPE.get(name, name)
+
+
+def float_dtype(dtype) -> bool:
+    """Whether a graphsurgeon tensor's dtype is a float one (a numpy dtype; graphsurgeon gives an ONNX enum
+    number for the types numpy lacks, bfloat16 and the float8s, and 0 for an undefined one)."""
+    if isinstance(dtype, int):
+        return dtype in FLOAT_ENUMS
+    try:
+        return dtype is not None and np.dtype(dtype).kind == "f"
+    except TypeError:
+        return False

@@ -46,6 +46,7 @@ import onnx_graphsurgeon as gs
 
 from onnx2ttnn.lowering.block_float import (AUTO_ORDER, BFP_FACE, BLOCK_FLOAT_BITS, bfp8_round,  # noqa: F401
                                             bfp_round, relative_error)
+from onnx2ttnn.ir.dtypes import float_dtype
 from onnx2ttnn.lowering.context import LoweringContext
 
 # A dequantized weight goes to the device as bfloat8_b when that moves its values by less than this fraction
@@ -173,8 +174,7 @@ def _compares_floats(condition: gs.Tensor) -> bool:
 
 
 def _is_float(tensor: gs.Tensor) -> bool:
-    dtype = tensor.values.dtype if isinstance(tensor, gs.Constant) else tensor.dtype
-    return dtype is not None and np.dtype(dtype).kind == "f"
+    return float_dtype(tensor.values.dtype if isinstance(tensor, gs.Constant) else tensor.dtype)
 
 
 def _picks(body) -> bool:

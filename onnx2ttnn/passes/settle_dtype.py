@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from onnx2ttnn.ir.dtypes import float_dtype
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.lowering.bf16_activations import measure, quantized_activations
 from onnx2ttnn.lowering.log_extreme import log_minimum
@@ -33,6 +34,7 @@ BF16_ACTIVATION_SHARE = 0.5
 # operator-format quantized ops whose float32 lowering computes onnxruntime's codes and whose bf16 one cannot
 # (docs/design.md §6.36: 2.6-10 % of the codes off on random models, by up to 47)
 EXACT_IN_FP32 = ("QLinearMatMul", "QLinearConv")
+
 
 
 class SettleDtype(Pass):
@@ -75,5 +77,6 @@ def closeness_outputs(graph) -> list[str]:
     """Float graph outputs of at most two values: verify judges them by closeness (1e-3 + 1 % of each value), not by
     a PCC, which a bf16 program's rounding, amplified by an ill-conditioned model, can miss where a PCC of many
     values would not (PP-OCRv5's orientation classifier: its two probabilities 0.029 off with bf16 weights)."""
-    return [t.name for t in graph.outputs if t.dtype is not None and np.dtype(t.dtype).kind == "f"
+    return [t.name for t in graph.outputs if float_dtype(t.dtype)
             and t.shape is not None and all(isinstance(d, int) for d in t.shape) and int(np.prod(t.shape)) <= 2]
+

@@ -266,3 +266,12 @@ def test_a_float_model_with_an_output_of_two_values_is_measured():
     assert verify(model).passed and not verify(model, dtype="bf16").passed
     wide = _model([helper.make_node("Relu", ["x"], ["y"])], {})
     assert convert(wide).module.notes["settle-dtype"]["why"] == "no quantized activation"  # not measured
+
+
+def test_float_dtype_reads_graphsurgeons_enum_numbers_and_undefined_types():
+    """graphsurgeon gives numpy dtypes, an ONNX enum number for bfloat16 / float8, and 0 for an undefined type (an
+    output without a type crashed settle-dtype's output scan: the emit tests' fallback model)."""
+    from onnx2ttnn.ir.dtypes import float_dtype
+
+    assert [float_dtype(d) for d in (np.float32, np.dtype("float16"), 16, 17)] == [True] * 4
+    assert [float_dtype(d) for d in (np.int64, np.bool_, 0, 7, None)] == [False] * 5
