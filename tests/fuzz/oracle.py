@@ -24,7 +24,12 @@ The FINDINGS are defects:
 - "mismatch": the program's outputs differ from onnxruntime's in fp32;
 - "api": the program calls ttnn outside the real API manifest;
 - "leak": device buffers left allocated after forward;
-- "timeout": the case took longer than CASE_SECONDS.
+- "timeout": the case took longer than CASE_SECONDS;
+- "crash": the process running the case died (tests/fuzz/worker.py).
+"ort-timeout" is no finding: onnxruntime's reference did not end in REFERENCE_SECONDS (its run stopped there by
+its terminate flag, onnx2ttnn/ort.py), so there is nothing to compare with; the model is still converted (a
+refusal is "refused", a converter error a finding as ever).  tests/fuzz/worker.py runs the oracle in a child
+process it can kill, for what neither the alarm nor that deadline stops; `on_phase` tells it the phase.
 """
 from __future__ import annotations
 
@@ -35,7 +40,7 @@ import signal
 import tempfile
 import types
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import onnx
@@ -43,7 +48,7 @@ from onnx import helper
 
 from tests.node.runner import execute
 
-FINDINGS = ("internal", "traceback", "accepted-invalid", "sim-crash", "mismatch", "api", "leak", "timeout")
+FINDINGS = ("internal", "traceback", "accepted-invalid", "sim-crash", "mismatch", "api", "leak", "timeout", "crash")
 # onnxruntime's refusals of models the ONNX spec and its backend tests call valid
 ORT_GAPS = (
     # no CPU kernel for a type the schema allows (ReduceMax-13 on bfloat16)
@@ -70,6 +75,10 @@ ORT_GAPS = (
 )
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-3  # the simulator computes fp32 in float32; ttnn's transcendental ops differ a little
 CASE_SECONDS = 60
+# onnxruntime's reference run stops here, leaving the case's other 40 s to the converter (a Loop of 2^30 iterations
+# runs for hours: fuzz seed 163 case 1008; the campaign's references take 0.05 s a case on average)
+REFERENCE_SECONDS = 20
+on_phase: Optional[Callable[[str], None]] = None  # told "reference", "convert" or "program" as the case gets there
 MAX_ELEMENTS = 1 << 22  # a case whose inferred tensors are larger is only converted, not run
 # graph input types onnxruntime's Python API takes from numpy (not bfloat16, float8, int4, ...): a model with
 # another input type is converted and its session opened, but not run
@@ -199,7 +208,8 @@ def _crashes_onnxruntime(model: onnx.ModelProto) -> bool:
 
 
 def _reference(model: onnx.ModelProto, feeds: dict) -> tuple[str, Optional[dict]]:
-    """('ok', outputs) | ('refused: why', None) | ('run fails: why', None) from onnxruntime, at verify's level:
+    """('ok', outputs) | ('refused: why', None) | ('run fails: why', None) | ('timeout: ...', None) from
+    onnxruntime (its run stopped at REFERENCE_SECONDS), at verify's level:
     basic for a model with QDQ nodes (onnx2ttnn/reference.py `reference_level`).  (Fuzz seed 83 cases 185,
     1289: at the default level onnxruntime's QDQ propagation across a Reshape made a QuantizeLinear of its own,
     int8 output against a uint8 zero point, and refused the valid model.)"""
@@ -213,9 +223,16 @@ def _reference(model: onnx.ModelProto, feeds: dict) -> tuple[str, Optional[dict]
     except ConversionError as exc:
         return f"refused: {exc}", None
     try:
-        return "ok", dict(zip(names, ort.run(session, names, feeds)))
+        return "ok", dict(zip(names, ort.run(session, names, feeds, REFERENCE_SECONDS)))
+    except ort.RunTimeout as exc:
+        return f"timeout: {exc}", None
     except ConversionError as exc:
         return f"run fails: {exc}", None
+
+
+def _phase(name: str) -> None:
+    if on_phase is not None:
+        on_phase(name)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -243,6 +260,7 @@ def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Opt
     if crashes:
         ort_state, expected = "refused: a required input left out (onnxruntime's run crashes the process)", None
     elif runnable:
+        _phase("reference")
         ort_state, expected = _reference(model, feeds)
     else:
         from onnx2ttnn import ort
@@ -252,6 +270,7 @@ def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Opt
         except ConversionError as exc:
             ort_state, expected = f"refused: {exc}", None
     conversion = None
+    _phase("convert")
     with captured_stderr() as err:
         try:
             conversion = convert(model, dtype="fp32")
@@ -267,6 +286,8 @@ def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Opt
         return Outcome("ort-gap", ort_state, ort_state)
     if ort_state.startswith("refused") or ort_state.startswith("run fails"):
         return Outcome("accepted-invalid", ort_state, ort_state)
+    if ort_state.startswith("timeout"):
+        return Outcome("ort-timeout", "converted; not compared: onnxruntime's reference did not end", ort_state)
     if expected is None:
         return Outcome("verified", "converted; not run (large or symbolic inputs)", ort_state)
     from tests.ttnn_api import check_source
@@ -274,6 +295,7 @@ def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Opt
     problems = check_source(conversion.source)
     if problems:
         return Outcome("api", "; ".join(problems[:3]), ort_state)
+    _phase("program")
     try:
         got, leaks = execute(conversion, feeds)
     except _Timeout:
