@@ -460,6 +460,21 @@ def test_the_neighbours_of_what_seed_67_found_pass_validation(op, attrs, inputs,
     import_model(_one(op, attrs, inputs, x, **consts), {})
 
 
+@pytest.mark.parametrize("op, inputs, consts, reason", [
+    ("GatherElements", "x, i", {"i": np.zeros(1, np.int64)}, "the indices (shape [1]) have rank 1 but the data "
+     "(shape [5, 4]) rank 2; they must have one rank"),
+    ("ScatterElements", "x, i, u", {"i": np.zeros(3, np.int64), "u": np.ones(3, np.float32)},
+     "the indices (shape [3]) have rank 1 but the data (shape [5, 4]) rank 2; they must have one rank"),
+])
+def test_element_indices_of_another_rank_than_the_data_are_refused(op, inputs, consts, reason):
+    """Fuzz seed 163 case 1662: an unused GatherElements with [1] indices into [8, 5, 8, 3] data converted (strict
+    inference checks the rank only against a declared output shape; onnxruntime: "Rank of input 'data' needs to
+    be equal to rank of input 'indices'"); ScatterElements: "Indices must have the same rank as Input"."""
+    assert rejected(_one(op, "<axis = 0>", inputs, "float[5, 4]", **consts)).endswith(f"({op}): {reason}")
+    import_model(_one(op, "<axis = 0>", inputs, "float[5, 4]",
+                      **{k: v.reshape(-1, 1) for k, v in consts.items()}), {})
+
+
 # ---- fuzz seed 61 ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [
