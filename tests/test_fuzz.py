@@ -291,3 +291,28 @@ def test_an_implicit_einsum_with_upper_case_labels_is_an_ort_gap_and_the_program
     assert outcome.kind == "ort-gap" and "subscript labels" in outcome.detail, outcome
     got = np.asarray(execute(convert(model, dtype="fp32"), {"x": x})[0]["y"])
     np.testing.assert_allclose(got, np.einsum("CRD", x), rtol=1e-6, atol=1e-6)
+
+
+def test_a_nearest_resize_excluding_outside_taps_is_an_ort_gap_computed_as_the_spec_says():
+    """exclude_outside=1 zeroes the weights of taps outside the input, and nearest mode has none: onnx's reference
+    evaluator runs the model (the flag changes nothing); onnxruntime 1.32 refuses it ("exclude_outside can be set
+    to 1 when (1) mode is CUBIC, or (2) mode is LINEAR when anti-aliasing is enabled").  An ort-gap; the program
+    gives the reference evaluator's values (fuzz seed 167 case 166 asked with -2, which convert now refuses)."""
+    import numpy as np
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    from onnx2ttnn.convert import convert
+    from tests.fuzz.oracle import compare, run_case
+    from tests.node.runner import execute
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 19]>
+        g (float[1, 2, 5, 6] x) => (float[1, 2, 7, 4] y) <float[4] s = {1, 1, 1.5, 0.7}> {
+            y = Resize<mode = "nearest", exclude_outside = 1, coordinate_transformation_mode = "asymmetric">(x, , s)
+        }""")
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap" and "exclude_outside can be set to 1" in outcome.detail, outcome
+    got, _ = execute(convert(model, dtype="fp32"), {"x": x})
+    assert compare(got["y"], ReferenceEvaluator(model).run(None, {"x": x})[0]) == ""

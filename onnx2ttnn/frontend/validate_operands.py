@@ -123,7 +123,8 @@ _MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("consta
                      ("keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller")))}
 # onnxruntime: 2 is neither (TopK's largest=2 is false; Cast's saturate=2 made NaN of an int64 4)
 _FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted"), "Cast": ("saturate",),
-          "CastLike": ("saturate",), "Mod": ("fmod",)}  # (Mod: fuzz seed 53 case 314)
+          "CastLike": ("saturate",), "Mod": ("fmod",),  # (Mod: fuzz seed 53 case 314)
+          "Resize": ("exclude_outside", "antialias")}  # (fuzz seed 167 case 166: an unused one's exclude_outside -2)
 
 
 def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:

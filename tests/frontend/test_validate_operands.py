@@ -460,6 +460,17 @@ def test_the_neighbours_of_what_seed_67_found_pass_validation(op, attrs, inputs,
     import_model(_one(op, attrs, inputs, x, **consts), {})
 
 
+@pytest.mark.parametrize("flag, value", [("exclude_outside", -2), ("antialias", 2)])
+def test_a_resize_flag_neither_0_nor_1_is_refused(flag, value):
+    """Fuzz seed 167 case 166: an unused nearest Resize with exclude_outside -2 converted (onnxruntime refuses any
+    non-zero exclude_outside outside cubic and antialiased linear); the spec's flags are 0 or 1."""
+    scales = {"s": np.array([1, 1, 0.5, 0.5], np.float32)}
+    model = _one("Resize", f'<mode = "linear", {flag} = {value}>', "x, , s", "float[1, 1, 4, 4]", opset=19, **scales)
+    assert rejected(model).endswith(f"(Resize): {flag} is {value}; it must be 0 or 1")
+    import_model(_one("Resize", f'<mode = "linear", {flag} = 1>', "x, , s", "float[1, 1, 4, 4]", opset=19,
+                      **scales), {})
+
+
 @pytest.mark.parametrize("op, inputs, consts, reason", [
     ("GatherElements", "x, i", {"i": np.zeros(1, np.int64)}, "the indices (shape [1]) have rank 1 but the data "
      "(shape [5, 4]) rank 2; they must have one rank"),
