@@ -123,3 +123,24 @@ def test_a_model_of_an_opset_before_cast_took_bfloat16_is_measured_too():
     notes = conversion.module.notes["settle-dtype"]
     assert conversion.module.compute_dtype == "fp32" and notes["loss"] > 0.005, notes
     assert verify(model).passed
+
+
+def test_a_quantized_model_onnxruntime_runs_for_hours_converts_without_the_measurement(monkeypatch):
+    """A Loop of 2^30 iterations (fuzz seed 163 case 1008's) before a quantized pair: the measurement's onnxruntime
+    run took hours and the conversion with it; each run now stops at limits.MEASURE_SECONDS, nothing measured."""
+    import time
+
+    from onnx2ttnn import limits
+
+    monkeypatch.setattr(limits, "MEASURE_SECONDS", 1)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["b_c"], ["b_co"]), helper.make_node("Tanh", ["b_v"], ["b_vo"])], "body",
+        [V("b_i", TensorProto.INT64, []), V("b_c", TensorProto.BOOL, []), V("b_v", F, [32, 64])],
+        [V("b_co", TensorProto.BOOL, []), V("b_vo", F, [32, 64])])
+    nodes = [helper.make_node("Loop", ["n", "c", "x"], ["v"], body=body), *_pair("v", "step", "y")]
+    model = _model(nodes, {"n": np.int64(2**30), "c": np.bool_(True), "step": np.float32(0.05), "zero": np.int8(0)})
+    start = time.perf_counter()
+    conversion = convert(model)
+    assert time.perf_counter() - start < 60
+    notes = conversion.module.notes["settle-dtype"]
+    assert notes["why"] == "1 quantized activations; onnxruntime: onnxruntime's run did not finish in 1 s", notes
