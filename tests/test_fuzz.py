@@ -316,3 +316,25 @@ def test_a_nearest_resize_excluding_outside_taps_is_an_ort_gap_computed_as_the_s
     assert outcome.kind == "ort-gap" and "exclude_outside can be set to 1" in outcome.detail, outcome
     got, _ = execute(convert(model, dtype="fp32"), {"x": x})
     assert compare(got["y"], ReferenceEvaluator(model).run(None, {"x": x})[0]) == ""
+
+
+def test_a_loop_trip_count_of_no_element_is_refused_without_running_onnxruntime():
+    """Fuzz seed 179 case 972: a Loop whose constant M has shape [0, 2, 4] is a segmentation fault in onnxruntime
+    1.32's run (the case's process died; before tests/fuzz/worker.py it ended the campaign).  The oracle leaves
+    onnxruntime out for it, and convert refuses it (M must hold one element)."""
+    import numpy as np
+    import onnx
+
+    from tests.fuzz.oracle import run_case
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[1] x) => (float[1] y) <int64[0, 2, 4] m = {}, bool c = {1}> {
+            y = Loop (m, c, x) <body = b (int64 b_i, bool b_c, float[1] b_v) => (bool b_co, float[1] b_vo) {
+                b_co = Identity (b_c)
+                b_vo = Tanh (b_v)
+            }>
+        }""")
+    outcome = run_case(model, np.random.default_rng(0))
+    assert outcome.kind == "refused" and "its trip count M 'm' has 0 elements" in outcome.detail, outcome
+    assert outcome.ort == "refused: a Loop's trip count of no element (onnxruntime crashes the process)"

@@ -198,17 +198,26 @@ def _largest_tensor(model: onnx.ModelProto) -> int:
     return largest
 
 
-def _crashes_onnxruntime(model: onnx.ModelProto) -> bool:
-    """Whether a node leaves out an input its schema requires (fuzz seed 101 case 1888: `Sum(x, "", c)` is a
-    segmentation fault in onnxruntime's run, which would end the campaign), or has an attribute on which onnx's
-    shape inference and onnxruntime's session crash (limits.py `crashes_inference`; fuzz seed 157 case 380);
-    convert refuses such a model."""
+def _crashes_onnxruntime(model: onnx.ModelProto) -> str:
+    """Why onnxruntime would crash the process on `model` ('' when it would not): a node leaves out an input its
+    schema requires (fuzz seed 101 case 1888: `Sum(x, "", c)` is a segmentation fault in onnxruntime's run, which
+    would end the campaign), or has an attribute on which onnx's shape inference and onnxruntime's session crash
+    (limits.py `crashes_inference`; fuzz seed 157 case 380), or a Loop's trip count M is a constant of no element
+    (seed 179 case 972: a [0, 2, 4] M, a segmentation fault in onnxruntime 1.32's run; [2] is a clean refusal).
+    Convert refuses each."""
     from onnx2ttnn.frontend.validate import _omitted_input
     from onnx2ttnn.limits import crashes_inference
 
     opset = next((e.version for e in model.opset_import if e.domain in ("", "ai.onnx")), 0)
-    return any((_omitted_input(node, opset) if "" in node.input else "") or crashes_inference(node)
-               for node in model.graph.node)
+    empty = {t.name for t in model.graph.initializer if 0 in t.dims}
+    for node in model.graph.node:
+        if "" in node.input and _omitted_input(node, opset):
+            return "a required input left out"
+        if crashes_inference(node):
+            return "an attribute onnx's shape inference crashes on"
+        if node.op_type == "Loop" and node.input and node.input[0] in empty:
+            return "a Loop's trip count of no element"
+    return ""
 
 
 def _reference(model: onnx.ModelProto, feeds: dict) -> tuple[str, Optional[dict]]:
@@ -262,7 +271,7 @@ def _run_case(model: onnx.ModelProto, feeds_rng: np.random.Generator, known: Opt
     runnable = _inputs_static(model) and not large
     feeds = make_feeds(model, feeds_rng, known) if runnable else {}
     if crashes:
-        ort_state, expected = "refused: a required input left out (onnxruntime's run crashes the process)", None
+        ort_state, expected = f"refused: {crashes} (onnxruntime crashes the process)", None
     elif runnable:
         _phase("reference")
         ort_state, expected = _reference(model, feeds)
