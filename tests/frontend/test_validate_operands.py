@@ -471,6 +471,14 @@ def test_a_resize_flag_neither_0_nor_1_is_refused(flag, value):
                       **scales), {})
 
 
+@pytest.mark.parametrize("axis", [2**40, -2**40])
+def test_a_gather_axis_past_int32_is_refused(axis):
+    """Fuzz seed 173 case 456: strict inference lets Gather's axis 2^40 pass (it refuses 5 for a rank-4 input);
+    an unused Gather converted, onnxruntime "axis 1099511627776 is not in valid range [-4,3]"."""
+    model = _one("Gather", f"<axis = {axis}>", "x, i", "float[8, 4]", i=np.zeros((2, 2), np.int64))
+    assert rejected(model).endswith(f"(Gather): axis {axis} is out of range for an input of rank 2")
+
+
 @pytest.mark.parametrize("op, inputs, consts, reason", [
     ("GatherElements", "x, i", {"i": np.zeros(1, np.int64)}, "the indices (shape [1]) have rank 1 but the data "
      "(shape [5, 4]) rank 2; they must have one rank"),
