@@ -36,6 +36,7 @@ class ZooResult:
     fallback_ops: int = 0
     fallback_detail: dict = field(default_factory=dict)
     convert_seconds: float = 0.0
+    dtype: str = ""  # the dtype the program computes in (--dtype auto settles bf16 or fp32)
     pcc: dict = field(default_factory=dict)  # output -> PCC
     leaks: int = 0
     peak_l1_per_core: int = 0
@@ -55,8 +56,9 @@ def _count_nodes(path: str) -> int:
 
 
 def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo", memory: str = Options.memory,
-             mock=None, workdir: Optional[str] = None) -> ZooResult:
-    """The result of one model; `mock` (tests.real_ttnn.mock.TTNNMock) also runs it on real ttnn."""
+             mock=None, workdir: Optional[str] = None, dtype: str = Options.dtype) -> ZooResult:
+    """The result of one model; `mock` (tests.real_ttnn.mock.TTNNMock) also runs it on real ttnn. `dtype` is
+    --dtype (the default, auto, or bf16 / fp32); the bound is PCC_MIN whichever."""
     import onnx2ttnn
     from onnx2ttnn.verify import verify
 
@@ -73,8 +75,10 @@ def evaluate(entry: zoo.ZooModel, size: str = "reduced", exporter: str = "dynamo
         stage = "convert"
         program = os.path.join(workdir, f"{entry.name}_ttnn.py") if workdir else f"{entry.name}_ttnn.py"
         start = time.perf_counter()
-        conversion = onnx2ttnn.convert(path, program, memory=memory, input_shapes=dict(entry.shapes))
+        conversion = onnx2ttnn.convert(path, program, memory=memory, dtype=dtype,
+                                       input_shapes=dict(entry.shapes))
         result.convert_seconds = time.perf_counter() - start
+        result.dtype = conversion.module.compute_dtype
         result.ttnn_ops = sum(conversion.op_counts().values())
         result.fallback_detail = dict(conversion.fallback_counts())
         result.fallback_ops = sum(result.fallback_detail.values())

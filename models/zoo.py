@@ -293,6 +293,20 @@ MODELS: list[ZooModel] = [
     ZooModel("logreg_iris", "scikit-learn logistic regression on iris, as onnxruntime ships it (ai.onnx.ml only; "
              "one host region)", "wheel", package="onnxruntime==1.32.0", member="onnxruntime/datasets/logreg_iris.onnx",
              sha256="8224784c98d73412d9fd99abcd57a38568bd590980d0fbe5916464531c52e8fc"),
+    # openWakeWord's pipeline as its 0.4.0 wheel ships it: a melspectrogram front end (STFT as convs), a conv
+    # embedding model, and wake-word heads; hey_jarvis runs its verifier stage in an If when p >= 0.5 (a branch on
+    # a float comparison: --weights auto keeps its weights bf16, docs/design.md §6.42), hey_mycroft is an LSTM
+    *[ZooModel(name, title, "wheel", package="openwakeword==0.4.0",
+               member=f"openwakeword/resources/models/{file}.onnx", shapes=shapes, sha256=digest)
+      for name, title, file, shapes, digest in (
+          ("oww_melspectrogram", "openWakeWord melspectrogram (trained front end; STFT as convs)", "melspectrogram",
+           {"input": (1, 1280)}, "ba2b0e0f8b7b875369a2c89cb13360ff53bac436f2895cced9f479fa65eb176f"),
+          ("oww_embedding", "openWakeWord speech embedding (trained; conv stack)", "embedding_model",
+           {"input_1": (1, 76, 32, 1)}, "ba754db3cd768a524c655ea90655ee5e6055a43b8dfd29366a11e93716ae9e51"),
+          ("oww_hey_jarvis", "openWakeWord 'hey jarvis' (trained; If on a float comparison, in a host region)",
+           "hey_jarvis_v0.1", {}, "94a13cfe60075b132f6a472e7e462e8123ee70861bc3fb58434a73712ee0d2cb"),
+          ("oww_hey_mycroft", "openWakeWord 'hey mycroft' (trained; LSTM)", "hey_mycroft_v0.1",
+           {"input_1": (1, 16, 96)}, "785bdf5655863ae47553b23793aa108c7b0152d4823f7869b41f2d2d765912fc"))],
     # --- quantized by onnxruntime.quantization ---
     *[ZooModel(f"{base}_{mode}", f"{title} ({'int8 QDQ' if mode == 'qdq' else 'dynamic int8'})", "quantized",
                base=base, quantization=mode, ci=ci)

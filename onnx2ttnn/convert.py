@@ -26,7 +26,7 @@ from onnx2ttnn.messages import one_line
 from onnx2ttnn.options import (ACTIVATION_FORMATS, COMPUTE_DTYPES, MATH_FIDELITIES, MEMORY_POLICIES, PARALLEL_MODES,
                                WEIGHT_FORMATS, Options)
 from onnx2ttnn.passes.base import PassContext
-from onnx2ttnn.parallel import faster, settle_auto
+from onnx2ttnn.parallel import dp_holds, faster, settle_auto
 from onnx2ttnn.passes.pipeline import PassManager, build_pipeline
 
 
@@ -237,19 +237,23 @@ def _convert(model, output_path: Optional[str], progress, probes: bool, options:
 def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[str], progress, probes: bool,
              read_s: float) -> "Conversion":
     """--parallel auto where dp and tp can both hold the model: both conversions from the one loaded proto
-    (each external weight read from its file once), the one of lower modelled eager time per forward kept;
-    dp when tp refuses the model."""
-    shared, results, spent = SharedReads(), {}, {}
+    (each external weight read from its file once; the onnxruntime measurements of settle-dtype and
+    measure-weight-gain made once, in the first, and reused), the one of lower modelled eager time per forward
+    kept; dp when tp refuses the model; tp when the dtype the dp conversion settled (fp32) makes the weights
+    outgrow one chip (parallel.dp_holds)."""
+    shared, results, spent, measured = SharedReads(), {}, {}, {}
     for mode in ("dp", "tp"):
         start = time.perf_counter()
         if progress:
             progress(f"auto-{mode}")  # the passes of the conversion as `mode` follow
         if mode == "tp":
             shared.last()
+            dtype = results["dp"].module.compute_dtype  # settled in the dp conversion: in fp32 the weights can
+            outgrown = not dp_holds(proto, opts, dtype)  # outgrow one chip (read before tp's import changes proto)
         try:
             results[mode] = _convert_as(proto if mode == "tp" else copy_proto(proto), path,
                                         replace(opts, parallel=mode), output_path, progress, probes,
-                                        read_s if mode == "dp" else 0.0, shared)
+                                        read_s if mode == "dp" else 0.0, shared, measured)
         except ConversionError as exc:
             if mode == "dp":
                 raise
@@ -257,17 +261,20 @@ def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[st
         spent[mode] = time.perf_counter() - start
     shared.clear()  # copies tp did not take (the kept program's unread constants still hold `shared`)
     times = {mode: conversion.modelled_s() for mode, conversion in results.items()}
-    kept = results[faster(times) if "tp" in times else "dp"]
+    outgrown = outgrown and "tp" in times
+    kept = results["tp" if outgrown else faster(times) if "tp" in times else "dp"]
     other = "tp" if kept.options.parallel == "dp" else "dp"
-    kept.auto = {"times": times, "kept": kept.options.parallel, **({} if "tp" in times else {"refused": refused})}
+    kept.auto = {"times": times, "kept": kept.options.parallel, **({} if "tp" in times else {"refused": refused}),
+                 **({"outgrown": f"in {dtype}"} if outgrown else {})}
     kept.timings.insert(0, (f"auto: the {other} conversion", spent[other]))
     return kept
 
 
 def _convert_as(proto, path: Optional[str], opts: Options, output_path: Optional[str], progress, probes: bool,
-                read_s: float, shared: Optional[SharedReads] = None) -> "Conversion":
-    """The conversion of a proto from read_model() (which it changes) in the settled --parallel mode."""
-    ctx = PassContext(opts)
+                read_s: float, shared: Optional[SharedReads] = None, measured: Optional[dict] = None) -> "Conversion":
+    """The conversion of a proto from read_model() (which it changes) in the settled --parallel mode (`measured`:
+    PassContext's)."""
+    ctx = PassContext(opts, measured=measured)
     start = time.perf_counter()
     tp = opts.mesh_shape()[1] if opts.parallel == "tp" else 1
     module = import_proto(proto, path, opts.input_shapes, opts.chips // tp, shared)

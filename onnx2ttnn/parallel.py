@@ -2,17 +2,21 @@
 when tp is impossible, else the one the cost model finds faster (docs/design.md §6.21, §6.35).
 
 tp is the only choice when one chip cannot hold the weights data parallel replicates (their device bytes in
-the format --weights asks, against the DRAM of one chip less a quarter kept for activations), or when the
-batch (dim 0 of the first graph input) does not divide over the chips (dp would refuse it); dp is the only
-choice on one chip or a mesh of one column.  Reading the weights' sizes loads no values.
+the format --weights takes in the program's dtype, against the DRAM of one chip less a quarter kept for
+activations: weight_bytes, which counts a QDQ model's integer weights too), or when the batch (dim 0 of the
+first graph input) does not divide over the chips (dp would refuse it); dp is the only choice on one chip or a
+mesh of one column.  Reading the weights' sizes loads no values.  --dtype auto is sized as bf16 until
+settle-dtype has measured the model in the dp conversion; when it settles fp32 and the weights then outgrow one
+chip, convert() keeps the tp program (dp_holds).
 
 Otherwise neither is faster in general: the two programs do not have the same per-chip shapes.  A dp chip
 runs batch/chips samples and reads every weight; a tp chip runs batch/rows samples, reads 1/cols of the
 split weights and waits on an all_reduce of its activations over the ethernet links after every
 row-parallel matmul.  Where reading the weights dominates tp can win; where the all_reduces or the larger
-per-chip activations do, dp wins (the zoo models measured so far, §6.35).  So convert() converts the model both ways from one load and keeps the program
-of lower modelled time per eager forward (ir/cost.py ProgramCost.eager_s, the figure `report` prints), dp
-on a tie; a model tp cannot split (its conversion refused) is dp.
+per-chip activations do, dp wins (the zoo models measured so far, §6.35).  So convert() converts the model both
+ways from one load and keeps the program of lower modelled time per eager forward (ir/cost.py
+ProgramCost.eager_s, the figure `report` prints), dp on a tie; a model tp cannot split (its conversion refused)
+is dp.
 """
 from __future__ import annotations
 
@@ -39,18 +43,24 @@ def settle_auto(model, options) -> None:
         options.parallel = modes[0]
 
 
-def auto_modes(proto: onnx.ModelProto, options) -> tuple[str, ...]:
+def auto_modes(proto: onnx.ModelProto, options, dtype: str = "") -> tuple[str, ...]:
     """The modes --parallel auto chooses between: ("dp",) on one chip or a one-column mesh (nothing for tp to
-    split over); ("tp",) when dp cannot hold or cannot split the model; ("dp", "tp") when both can."""
+    split over); ("tp",) when dp cannot hold or cannot split the model; ("dp", "tp") when both can.  `dtype`: the
+    program's compute dtype, once settled (else --dtype's, auto taken as bf16)."""
     rows, cols = options.mesh_shape()
     if options.chips == 1 or cols == 1:
         return ("dp",)
-    device = get_device(options.device)
-    budget = DRAM_FOR_WEIGHTS * device.dram_banks * device.dram_bank_bytes
     batch = _batch(proto, options.input_shapes)
-    if weight_bytes(proto, options.weights) > budget or (batch is not None and batch % options.chips != 0):
+    if not dp_holds(proto, options, dtype) or (batch is not None and batch % options.chips != 0):
         return ("tp",)
     return ("dp", "tp")
+
+
+def dp_holds(proto: onnx.ModelProto, options, dtype: str = "") -> bool:
+    """One chip holds the weights dp replicates, in the format --weights takes in a `dtype` program (auto_modes)."""
+    device = get_device(options.device)
+    budget = DRAM_FOR_WEIGHTS * device.dram_banks * device.dram_bank_bytes
+    return weight_bytes(proto, options.weights, dtype or ("fp32" if options.dtype == "fp32" else "bf16")) <= budget
 
 
 def faster(times: dict[str, float]) -> str:
@@ -62,14 +72,41 @@ def auto_line(auto: dict) -> str:
     """What --parallel auto compared: the modelled eager time per forward of each mode, the one kept."""
     times = ", ".join(f"{mode} {seconds * 1e6:.1f} us" for mode, seconds in auto["times"].items())
     refused = f"; tp refused the model ({auto['refused']})" if "refused" in auto else ""
-    return f"parallel auto: modelled eager time per forward {times}{refused}; kept {auto['kept']}"
+    outgrown = f"; dp's weights outgrow one chip {auto['outgrown']}" if "outgrown" in auto else ""
+    return f"parallel auto: modelled eager time per forward {times}{refused}{outgrown}; kept {auto['kept']}"
 
 
-def weight_bytes(proto: onnx.ModelProto, weights: str = "bf16") -> float:
-    """The device bytes of the model's float initializers in the format `weights`."""
+def weight_bytes(proto: onnx.ModelProto, weights: str = "bf16", dtype: str = "bf16") -> float:
+    """The device bytes of the model's weights in the format `weights` takes in a `dtype` program
+    (lowering/weight_dtype.py): its float initializers, which a float32 program keeps float32 under auto and bf16,
+    and the integer ones a DequantizeLinear reads (fold-dequantize makes them float weights), sized alike, except
+    that a float32 program under auto sends a matmul's as its codes in bfloat8_b (lowering/weight_codes.py)."""
     floats = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE)
-    count = sum(math.prod(t.dims) for t in proto.graph.initializer if t.data_type in floats)
-    return count * WEIGHT_BYTES.get(weights, 2.0)
+    wide = dtype == "fp32" and weights in ("auto", "bf16")
+    each = WEIGHT_BYTES["fp32"] if wide else WEIGHT_BYTES.get(weights, 2.0)
+    coded = _dequantized(proto)  # integer initializer -> whether only matmuls read its dequantized values
+    total = 0.0
+    for tensor in proto.graph.initializer:
+        if tensor.data_type in floats or tensor.name in coded:
+            codes = dtype == "fp32" and weights == "auto" and coded.get(tensor.name, False)
+            total += math.prod(tensor.dims) * (WEIGHT_BYTES["bfp8"] if codes else each)
+    return total
+
+
+def _dequantized(proto: onnx.ModelProto) -> dict[str, bool]:
+    """The initializers a top-level DequantizeLinear reads (its input 0), each with whether matmuls (MatMul,
+    Gemm) alone read the dequantized values."""
+    readers: dict[str, set] = {}
+    for node in proto.graph.node:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.op_type)
+    initializers = {t.name for t in proto.graph.initializer}
+    found: dict[str, bool] = {}
+    for node in proto.graph.node:
+        if node.op_type == "DequantizeLinear" and node.input and node.input[0] in initializers:
+            matmuls = bool(readers.get(node.output[0])) and readers[node.output[0]] <= {"MatMul", "Gemm"}
+            found[node.input[0]] = found.get(node.input[0], True) and matmuls
+    return found
 
 
 def _header(model) -> onnx.ModelProto:

@@ -68,6 +68,7 @@ class Report:
     dram_budget: int = 0  # one chip's DRAM
     ethernet_bytes: int = 0  # bytes each chip sends over its ethernet links per forward (CCL ops, tensor parallel)
     tp: int = 1  # chips along mesh axis 1 sharing each layer (tensor parallel); the batch splits over the rest
+    unknown: list[str] = field(default_factory=list)  # values of unknown size: in no byte figure (ir/cost.py)
 
     def text(self) -> str:
         head = f"{'#':>4} {'op':18} {'output':28} {'buffer':6} {'layout':15} {'grid':5} {'shard':10} " \
@@ -99,8 +100,17 @@ class Report:
                   *([f"CCL traffic: {self.ethernet_bytes / 1e6:.3f} MB per forward sent by each chip over its "
                      "ethernet links (ir/ccl_cost.py ccl_bytes; in the device time above)"] if self.ethernet_bytes else []),
                   *self._mesh_lines(),
-                  *region_lines(self.regions)]
+                  *region_lines(self.regions),
+                  *self._unknown_lines()]
         return "\n".join(lines)
+
+    def _unknown_lines(self) -> list[str]:
+        """The values whose size only running the program tells, which no byte figure above counts."""
+        if not self.unknown:
+            return []
+        names = ", ".join(escape_name(name) for name in self.unknown[:8]) + (", ..." if len(self.unknown) > 8 else "")
+        return [f"values of unknown size: {len(self.unknown)} (not counted in the DRAM and time figures above: "
+                f"their size is known only when the program runs): {names}"]
 
     def _mesh_lines(self) -> list[str]:
         rows, cols = self.mesh
@@ -164,7 +174,8 @@ def placement_report(conversion, device: DeviceSpec | str = None) -> Report:
     cost = program_cost(graph, device)
     report = Report(dram_bytes=cost.dram_bytes, floor_bytes=cost.floor_bytes, time_us=cost.time_s * 1e6,
                     memory=options.memory, calls=cost.calls, launches=cost.launches, host_ops=cost.host_ops,
-                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6, ethernet_bytes=cost.ethernet_bytes)
+                    eager_us=cost.eager_s * 1e6, traced_us=cost.traced_s * 1e6, ethernet_bytes=cost.ethernet_bytes,
+                    unknown=cost.unknown)
     read = weights(graph)
     for tensor, fmt, nbytes in read.values():
         report.formats[fmt] = report.formats.get(fmt, 0) + nbytes

@@ -156,3 +156,32 @@ def test_report_gives_auto_s_reason_for_a_float_weight_it_kept_in_bf16(tmp_path)
     assert "weights not in a block-float format: 1\n" in text
     assert ("  'w0' ('mm0 + relu0') bf16: bfloat8_b would add a relative error of 0.0302, over its share 0.0250 "
             "of the model's budget\n") in text
+
+
+_LOOP_OF_UNKNOWN_LENGTH = """
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[1,4] x, int64 m) => (float[1,4] r, float[?,1,4] y) {
+  r = Relu(x)
+  go = Constant<value = bool {1}>()
+  y = Loop(m, go) <body = body (int64 i, bool c) => (bool c_out, float[1,4] s) {
+      c_out = Identity(c)
+      s = Add(x, x)
+  }>
+}
+"""
+
+
+def test_report_names_a_loop_output_of_unknown_size_and_counts_the_rest(tmp_path):
+    """A host region's Loop output whose length only running it tells (SLANet's decoder): no byte count, no
+    traceback; the report counts what is known and names the value it could not."""
+    import onnx.parser
+
+    path = tmp_path / "loop.onnx"
+    onnx.save(onnx.parser.parse_model(_LOOP_OF_UNKNOWN_LENGTH), path)
+    result = CliRunner().invoke(main, ["report", str(path)])
+    assert result.exit_code == 0, result.output
+    assert ("values of unknown size: 1 (not counted in the DRAM and time figures above: their size is known only "
+            "when the program runs): 'y'") in result.output
+    cost = program_cost(onnx2ttnn.convert(str(path)).module.graph, get_device("n150"))
+    assert cost.unknown == ["y"]
+    assert cost.floor_bytes == 2 * 2048  # x and r, one bfloat16 tile each: the known values still counted

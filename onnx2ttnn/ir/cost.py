@@ -36,6 +36,8 @@ not; a traced forward costs one host call (DeviceSpec.trace_replay_us).  Modelle
 time + dispatch, nothing overlapped (ProgramCost.eager_s / traced_s: an upper bound where tt-metal's
 asynchronous dispatch hides host time behind long ops).
 All figures come from the DeviceSpec (ir/device.py).
+A value of unknown size (ir/weight_bytes.known_size: a host region's Loop output of a data-dependent length) is
+not counted; the call that reads it names it (NodeCost.unknown, ProgramCost.unknown) and `report` lists it.
 """
 from __future__ import annotations
 
@@ -53,8 +55,8 @@ from onnx2ttnn.ir.kernel_config import PASSES, KernelConfig
 from onnx2ttnn.ir.layout import TTNNLayout, pages, padded_shape, total_bytes
 from onnx2ttnn.ir.placements import shard_count
 from onnx2ttnn.ir.ttnn_ops import HOST_COMPUTE, HOST_OUTPUT, HOST_REGION, Cost, OpFacts, OpInfo, OpNames, op_info
-from onnx2ttnn.ir.weight_bytes import (RESIDENT_CONV_LAYOUT, Layouts, is_param_upload, read_bytes,
-                                       resident_conv_params, table_rows_bytes, weights)
+from onnx2ttnn.ir.weight_bytes import (RESIDENT_CONV_LAYOUT, Layouts, floor_bytes, is_param_upload,
+                                       known_size, read_bytes, resident_conv_params, table_rows_bytes)
 
 # Derived from the op table (ir/ttnn_ops: each entry's `cost` and `vector_flops`), read from it at every use and
 # kept importable here for the planner; the facts live only in the table.
@@ -85,6 +87,7 @@ class NodeCost:
     ethernet: int = 0  # bytes each chip sends to its neighbours (CCL ops)
     call: bool = True  # a ttnn call the host dispatches (host fallbacks are not)
     launch: bool = False  # runs a program on the device (views and FREE ops do not)
+    unknown: list[str] = field(default_factory=list)  # values it reads or writes of unknown size: not counted
 
     @property
     def dram_bytes(self) -> int:
@@ -117,6 +120,11 @@ class ProgramCost:
     @property
     def time_s(self) -> float:
         return sum(n.time_s for n in self.nodes)
+
+    @property
+    def unknown(self) -> list[str]:
+        """Names of the values of unknown size the forward reads or writes (not in the byte figures), once each."""
+        return list(dict.fromkeys(name for n in self.nodes for name in n.unknown))
 
     @property
     def ethernet_bytes(self) -> int:
@@ -171,6 +179,9 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
         layout = layouts(tensor)
         if layout is None or (not layout.on_device and node.op in ("from_torch",)):
             continue  # the host side of an upload
+        if not known_size(tensor):  # named as the program output a host output returns it as
+            cost.unknown.append(node.outputs[0].name if node.op == HOST_OUTPUT else tensor.name)
+            continue
         if node.op == "embedding" and index == 1 and layout.on_device:
             _account_table(cost, node, layout)
             continue
@@ -185,6 +196,9 @@ def node_cost(node: gs.Node, device: DeviceSpec, index: int = 0, layouts: Layout
     for tensor in node.outputs:
         layout = layouts(tensor)
         if layout is None or not layout.on_device:
+            continue
+        if not known_size(tensor):
+            cost.unknown.append(tensor.name)
             continue
         out_layout = out_layout or (tensor, layout)
         _account(cost, layout, read_bytes(tensor, layout), read=False)
@@ -375,22 +389,3 @@ def program_cost(graph: gs.Graph, device: DeviceSpec, layouts: Layouts = layout_
     result.floor_bytes = floor_bytes(graph, layouts)
     return result
 
-
-def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
-    """Every weight not resident in L1 read once at its format, plus the program's inputs and outputs, in their
-    device layouts (module docstring)."""
-    total = 0
-    for node in graph.nodes:
-        if is_param_upload(node):
-            continue
-        if node.op == "from_torch":  # a program input uploaded
-            layout = layouts(node.outputs[0])
-            if layout is not None and layout.on_device:
-                total += total_bytes(node.outputs[0].shape, layout)
-            continue
-        if node.op == "to_torch":
-            layout = layouts(node.inputs[0])
-            total += total_bytes(node.inputs[0].shape, layout)
-    resident = {key for node in graph.nodes for key in resident_conv_params(node)}
-    return total + sum(nbytes for key, (tensor, _, nbytes) in weights(graph, layouts).items()
-                       if layouts(tensor).buffer != "l1" and key not in resident)

@@ -11,6 +11,10 @@
   (the conv's `_resident_weights` note, memory/conv_resident.py: moved to L1 after the first forward) are read
   from L1; conv_param_bytes: what one conv call reads of them.
 - table_rows_bytes: the rows an embedding gathers from its table.
+- known_size: whether a value's size is known at conversion; one that is not (a sequence or map onnxruntime
+  returned, or a host region's output whose shape only running it tells, as a Loop's scan output of a
+  data-dependent trip count) has no byte count: read_bytes gives 0 and the cost model names it
+  (ir/cost.NodeCost.unknown) so that `report` says what it could not count.
 - weights / weight_formats: each weight a forward reads, in the format and bytes it is read once in, and the
   totals per format (the DRAM floor of ir/cost.py, `report`, benchmarks/bench_perf.py).
 Parameter uploads (is_param_upload) run once in load_parameters and are no part of a forward.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional
 
+import numpy as np
 import onnx_graphsurgeon as gs
 
 from onnx2ttnn.ir.graph import TTNNCall, layout_of
@@ -32,12 +37,19 @@ def is_param_upload(node: gs.Node) -> bool:
     return node.op == "from_torch" and bool(node.attrs.get("_param"))
 
 
+def known_size(tensor: gs.Tensor) -> bool:
+    """The tensor's shape is known at conversion: a known rank, every dim an integer."""
+    shape = tensor.shape
+    return shape is not None and all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape)
+
+
 def read_bytes(tensor: gs.Tensor, layout: TTNNLayout, reader: Optional[gs.Node] = None) -> int:
-    """The bytes one call of `reader` reads of `tensor` (or writes of it, without a reader), in `layout`."""
+    """The bytes one call of `reader` reads of `tensor` (or writes of it, without a reader), in `layout`; 0 for a
+    value of unknown size (known_size), which the caller names rather than counts."""
+    if not known_size(tensor):
+        return 0
     if layout.on_device:
         return total_bytes(tensor.shape, layout)
-    if tensor.shape is None:  # a sequence or map onnxruntime returned (fallback/values.py): no device bytes
-        return 0
     if reader is not None and reader.op == "conv2d" and any(tensor is t for t in reader.inputs[1:3]):
         return prepared_conv_bytes(reader, bias=tensor is not reader.inputs[1])
     prepared = prepared_weights_format(reader) if reader is not None else None
@@ -128,3 +140,23 @@ def weight_formats(graph: gs.Graph, layouts: Layouts = layout_of) -> dict[str, i
     for _, fmt, nbytes in weights(graph, layouts).values():
         totals[fmt] = totals.get(fmt, 0) + nbytes
     return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+def floor_bytes(graph: gs.Graph, layouts: Layouts = layout_of) -> int:
+    """Every weight not resident in L1 read once at its format, plus the program's inputs and outputs, in their
+    device layouts (ir/cost.py's docstring; ProgramCost.floor_bytes)."""
+    total = 0
+    for node in graph.nodes:
+        if is_param_upload(node):
+            continue
+        if node.op == "from_torch":  # a program input uploaded
+            layout = layouts(node.outputs[0])
+            if layout is not None and layout.on_device and known_size(node.outputs[0]):
+                total += total_bytes(node.outputs[0].shape, layout)
+            continue
+        if node.op == "to_torch" and known_size(node.inputs[0]):
+            layout = layouts(node.inputs[0])
+            total += total_bytes(node.inputs[0].shape, layout)
+    resident = {key for node in graph.nodes for key in resident_conv_params(node)}
+    return total + sum(nbytes for key, (tensor, _, nbytes) in weights(graph, layouts).items()
+                       if layouts(tensor).buffer != "l1" and key not in resident)

@@ -96,7 +96,7 @@ class LoweringContext:
         self.keep_bf16: frozenset[str] = frozenset()  # Options.keep_bf16
         self.tail_weights: frozenset[str] = frozenset()  # weights auto keeps bf16 (weight_dtype.tail_weights)
         self.exponential_tail = False  # a sigmoid or exp at the output tail (weight_dtype.exponential_tail)
-        self.greedy_decision: Optional[str] = None  # a Loop that picks by value: weights bf16 (weight_dtype)
+        self.greedy_decision: Optional[str] = None  # why the model decides by value: weights bf16 (weight_dtype)
         self.tp = 1  # Module.tp: chips sharing each layer (tensor parallel; lowering/weight_codes.py declines)
         self.rounding = RoundingErrors()  # auto's rounding errors of each weight (Module.rounding when measured)
         self.weight_gain = 1.0  # how much the model amplifies weight errors (Module.weight_gain, weight_gain.py)

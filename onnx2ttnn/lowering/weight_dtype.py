@@ -18,8 +18,9 @@ Float weights (--weights):
   represent almost exactly, e.g. few distinct magnitudes per 16 values).  The simulator's verify on the zoo is
   the proof (tests/lowering/test_weight_formats.py, tests/zoo); tools/weight_bisect.py finds the culprit
   layers when a model falls under 0.99.  A model that decides greedily in a Loop or Scan (ArgMax / TopK in its
-  body: a table decoder's tokens) keeps every weight bf16 (greedy_decision; docs/design.md §6.42): a pick its
-  weights' errors flip changes all that follows, which no PCC budget bounds.  A weight whose node computes the
+  body: a table decoder's tokens), or branches at an If on a comparison of float values, keeps every weight bf16
+  (greedy_decision; docs/design.md §6.42): a pick or branch its weights' errors flip changes all that follows,
+  which no PCC budget bounds.  A weight whose node computes the
   float32 logit of a sigmoid or exp at the output tail
   (lowering/accuracy.py) stays bf16: its error would reach the output unmixed and
   amplified by the exponential.  Such a model's whole budget is divided by EXPONENTIAL_TAIL_SHARE: in the
@@ -79,6 +80,10 @@ WEIGHT_OPS = {"MatMul": AS_IS, "Linear": AS_IS, "Gemm": AS_IS, "Conv": PREPARED,
 TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
 # ops that pick an index by value: inside a Loop or Scan, a greedy decision its later steps build on
 GREEDY_OPS = frozenset({"ArgMax", "ArgMin", "TopK"})
+# a branch condition decided by value: a comparison, and the ops between it and the If that keep its meaning
+COMPARISONS = frozenset({"Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Equal"})
+CONDITION_CARRIERS = frozenset({"Cast", "Not", "And", "Or", "Xor", "Squeeze", "Unsqueeze", "Reshape", "Flatten",
+                                "Identity"})
 
 
 def weight_upload(node: gs.Node) -> Upload:
@@ -131,12 +136,45 @@ def tail_weights(graph: gs.Graph, tail: frozenset[int]) -> frozenset[str]:
 
 
 def greedy_decision(graph: gs.Graph) -> Optional[str]:
-    """"Loop 'name'" for the first Loop or Scan whose body (at any depth) picks an index by value (GREEDY_OPS), else
-    None.  Its later steps build on each pick, so a weight's error that flips one pick changes all that follows:
-    no PCC budget bounds that, and measured in float32 (lowering/weight_gain.py) it is 0 until it is everything
-    (SLANet's decoder, docs/design.md §6.42).  auto keeps such a model's weights bf16."""
-    return next((f"{node.op} {node.name!r}" for node in graph.nodes
-                 if node.op in ("Loop", "Scan") and _picks(node.attrs.get("body"))), None)
+    """Why auto keeps every weight bf16, for a model that decides by value, else None:
+    - a Loop or Scan whose body (at any depth) picks an index by value (GREEDY_OPS): its later steps build on
+      each pick, so a weight's error that flips one pick changes all that follows; no PCC budget bounds that,
+      and measured in float32 (lowering/weight_gain.py) it is 0 until it is everything (SLANet's decoder,
+      docs/design.md §6.42);
+    - an If on a comparison of float values (a wake-word model that runs its verifier when p >= 0.5): a flipped
+      branch gives another output altogether (openWakeWord's hey_jarvis: bfloat8_b weights moved a 0.503 to 0.484,
+      docs/design.md §6.42)."""
+    for node in graph.nodes:
+        if node.op in ("Loop", "Scan") and _picks(node.attrs.get("body")):
+            return (f"the model decides greedily in {node.op} {node.name!r} (ArgMax / TopK in its body): an error "
+                    "that flips a pick changes all that follows")
+        if node.op == "If" and node.inputs and _compares_floats(node.inputs[0]):
+            return (f"the model branches on a comparison of float values at If {node.name!r}: an error that flips "
+                    "the branch changes the output")
+    return None
+
+
+def _compares_floats(condition: gs.Tensor) -> bool:
+    """Whether a condition is a comparison of float values, through the ops that carry a boolean on (a bounded
+    walk: a condition is a few nodes from its comparison)."""
+    pending, seen = [condition], set()
+    while pending and len(seen) < 32:
+        tensor = pending.pop()
+        if id(tensor) in seen or not tensor.inputs:
+            continue
+        seen.add(id(tensor))
+        producer = tensor.inputs[0]
+        if producer.op in COMPARISONS:
+            if any(_is_float(t) for t in producer.inputs):
+                return True
+        elif producer.op in CONDITION_CARRIERS:
+            pending.extend(producer.inputs if producer.op in ("And", "Or", "Xor") else producer.inputs[:1])
+    return False
+
+
+def _is_float(tensor: gs.Tensor) -> bool:
+    dtype = tensor.values.dtype if isinstance(tensor, gs.Constant) else tensor.dtype
+    return dtype is not None and np.dtype(dtype).kind == "f"
 
 
 def _picks(body) -> bool:
@@ -222,8 +260,7 @@ def _auto_dtype(ctx: LoweringContext, name: str, uploaded: np.ndarray) -> Option
         ctx.note_weight_format(name, "bf16", "computes the float32 logit of a sigmoid or exp at the output tail")
         return None
     if ctx.greedy_decision:
-        ctx.note_weight_format(name, "bf16", f"the model decides greedily in {ctx.greedy_decision} (ArgMax / TopK "
-                                             "in its body): an error that flips a pick changes all that follows")
+        ctx.note_weight_format(name, "bf16", ctx.greedy_decision)
         return None
     share = model_error_budget(ctx.exponential_tail, ctx.weight_gain) / max(1, ctx.weight_layers)
     errors = ctx.rounding.errors(uploaded)

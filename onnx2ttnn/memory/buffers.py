@@ -16,10 +16,11 @@ from onnx2ttnn.ir.aliases import is_view
 from onnx2ttnn.ir.cost import CONV_OPS, activation_apart, tilized
 from onnx2ttnn.ir.device import DeviceSpec
 from onnx2ttnn.ir.graph import layout_of
-from onnx2ttnn.ir.layout import TTNNLayout, bytes_per_bank, total_bytes
+from onnx2ttnn.ir.layout import LAYOUT_DTYPES, TTNNLayout, bytes_per_bank, total_bytes
 from onnx2ttnn.ir.liveness import Buffer
 from onnx2ttnn.ir.placements import conv_all_in_l1
-from onnx2ttnn.ir.ttnn_ops import op_info
+from onnx2ttnn.ir.ttnn_ops import OPS, op_info
+from onnx2ttnn.memory.budget import OP_SCRATCH_RESERVE
 
 
 @dataclass
@@ -176,6 +177,17 @@ def compact_row(tensor) -> bool:
     readers = [(node, i) for node in tensor.outputs if node.op != "deallocate"
                for i, t in enumerate(node.inputs) if t is tensor]
     return bool(readers) and all(tilized(node, i) for node, i in readers)
+
+
+def row_buffers_reserve(node) -> int:
+    """Bytes per L1 bank a ROW_MAJOR call's circular buffers take beyond OP_SCRATCH_RESERVE: the op table's
+    row_buffer_rows times its output row (a long row padded: docs/ttnn-facts.md §49)."""
+    info = op_info(node.op) if node.op in OPS else None
+    layout = layout_of(node.outputs[0]) if node.outputs else None
+    if info is None or not info.row_buffer_rows or layout is None or layout.is_tile or not node.outputs[0].shape:
+        return 0
+    row = int(node.outputs[0].shape[-1]) * LAYOUT_DTYPES[layout.dtype][1]
+    return max(0, info.row_buffer_rows * row - OP_SCRATCH_RESERVE)
 
 
 def tilize_reserve(node, banks: int) -> int:

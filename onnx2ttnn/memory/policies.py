@@ -28,7 +28,7 @@ from onnx2ttnn.ir.traceable import persistent_buffers
 from onnx2ttnn.memory import conv_resident
 from onnx2ttnn.memory import moves as candidate_moves
 from onnx2ttnn.memory.budget import usable_l1_per_core
-from onnx2ttnn.memory.buffers import BufferFacts, describe, tilize_reserve
+from onnx2ttnn.memory.buffers import BufferFacts, describe, row_buffers_reserve, tilize_reserve
 from onnx2ttnn.memory.replay import replay_extent
 from onnx2ttnn.memory.resident import choose_resident
 from onnx2ttnn.memory.sharding import choose_shards
@@ -134,9 +134,11 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
 
 
 def _room(view: PlanningView, device: DeviceSpec) -> np.ndarray:
-    """Bytes per core free for tensors at each schedule index, the conv scratch reserve kept free at convs and
-    the tilized copies of ROW_MAJOR operands at their readers (one slot more for the end of the program)."""
-    room = [usable_l1_per_core(device, node.op) - tilize_reserve(node, device.cores) for node in view.nodes]
+    """Bytes per core free for tensors at each schedule index, the conv scratch reserve kept free at convs, the
+    tilized copies of ROW_MAJOR operands at their readers and a long ROW_MAJOR row's circular buffers at its pad
+    (one slot more for the end of the program)."""
+    room = [usable_l1_per_core(device, node.op) - tilize_reserve(node, device.cores) - row_buffers_reserve(node)
+            for node in view.nodes]
     return np.array(room + [usable_l1_per_core(device, "")], dtype=np.int64)
 
 

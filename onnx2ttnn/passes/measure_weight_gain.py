@@ -31,12 +31,19 @@ class MeasureWeightGain(Pass):
         module.weight_gain, module.rounding = 1.0, None
         if ctx.options.weights != "auto" or module.compute_dtype != "bf16":
             return
-        module.rounding = RoundingErrors()
-        tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them
-        exempt = frozenset(module.dequantized) | tail_weights(module.graph, tail)
-        found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt,
-                        module.index_rows, module.rounding, forced_fidelity(ctx.options.math_fidelity))
-        module.weight_gain = found.gain
-        module.notes[self.name] = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3),
-                                   "loss": found.loss, "error": found.spent,
-                                   "weights": found.weights, "biases": found.biases, "why": found.why}
+        # --parallel auto's second conversion takes the first's gain (and its rounding errors: a hit only for the
+        # same arrays, RoundingErrors)
+        module.weight_gain, module.rounding, notes = ctx.reuse(self.name, lambda: _measure(module, ctx))
+        module.notes[self.name] = dict(notes)
+
+
+def _measure(module: Module, ctx: PassContext) -> tuple:
+    """(the gain, the rounding errors computed, the pass notes) of the module's model."""
+    rounding = RoundingErrors()
+    tail = output_tail(module.graph)  # the budget and the exempt weights as lower-to-ttnn will see them
+    exempt = frozenset(module.dequantized) | tail_weights(module.graph, tail)
+    found = measure(module.graph, model_error_budget(exponential_tail(module.graph, tail)), exempt,
+                    module.index_rows, rounding, forced_fidelity(ctx.options.math_fidelity))
+    notes = {"gain": round(found.gain, 3), "amplification": round(found.amplification, 3), "loss": found.loss,
+             "error": found.spent, "weights": found.weights, "biases": found.biases, "why": found.why}
+    return found.gain, rounding, notes

@@ -5,12 +5,14 @@ fold-dequantize left quantize activations), Module.index_rows (verify's inputs).
 the dtype every later pass builds the program in ("bf16" | "fp32"), and in the pass notes what was measured (or
 why nothing was).  The graph is not changed.
 --dtype bf16 and fp32 are taken as asked.  auto is bf16 (tt-metal's convention for programs, judged at PCC 0.99)
-unless the model quantizes activations and bfloat16 values would cost its outputs more than half of verify's
+unless the model quantizes activations (a quantizer in the body of a Loop, If or Scan that stays counts too) and
+bfloat16 values (float32, float16 and float64 ones alike) would cost its outputs more than half of verify's
 bound, or move any value of an integer output, measured in onnxruntime (lowering/bf16_activations.py); or it
 holds a QLinearMatMul / QLinearConv, whose codes are onnxruntime's only in float32 (quantize_operators.py: bf16
-holds their accumulator to 8 bits).  Then fp32, and the program is still judged as auto's promise, at the bf16
-bound.  Float models are not measured: their bf16 rounding is a relative error of 2^-9 per value, where a
-quantized model's is a moved code (docs/design.md §6.40).
+holds their accumulator to 8 bits); or it takes the minimum of a logarithm (a spectrogram normalized to its range:
+lowering/log_extreme.py).  Then fp32, and the program is still judged as auto's promise, at the bf16 bound.
+Float models are not measured: their bf16 rounding is a relative error of 2^-9 per value, where a quantized
+model's is a moved code (docs/design.md §6.40).
 Before: ViT-B/16 QDQ in bf16 verifies at pooler PCC 0.98616; after: the measurement finds 0.019 (over 0.005), the
 program computes in float32 on integer codes: 0.99736, at 0.554x its float model's DRAM bytes.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from onnx2ttnn.ir.graph import Module
 from onnx2ttnn.lowering.bf16_activations import measure, quantized_activations
+from onnx2ttnn.lowering.log_extreme import log_minimum
 from onnx2ttnn.passes.base import Pass, PassContext
 from onnx2ttnn.reference import PCC_THRESHOLD
 
@@ -37,23 +40,27 @@ class SettleDtype(Pass):
         module.compute_dtype = "bf16" if asked == "auto" else asked
         if asked != "auto":
             return
-        codes = quantized_activations(module.graph)
-        operators = sum(1 for node in module.graph.nodes if node.op in EXACT_IN_FP32)
-        if operators:
-            module.compute_dtype = "fp32"
-            module.notes[self.name] = {"dtype": "fp32", "quantizers": codes, "operators": operators,
-                                       "why": f"{operators} QLinearMatMul / QLinearConv, onnxruntime's codes only "
-                                              f"in float32"}
-            return
-        if not codes:
-            module.notes[self.name] = {"dtype": "bf16", "why": "no quantized activation"}
-            return
-        found = measure(module.graph, module.index_rows)
-        bound = (1.0 - PCC_THRESHOLD["bf16"]) * BF16_ACTIVATION_SHARE
-        if found.loss > bound:
-            module.compute_dtype = "fp32"
-        cost = (f"move values of the integer output {found.output}" if found.integer and found.loss else
-                f"cost {found.output} {found.loss:.4f} of PCC ({'over' if found.loss > bound else 'within'} {bound:g})")
-        why = f"{codes} quantized activations; " + (found.why or f"bf16 values would {cost}")
-        module.notes[self.name] = {"dtype": module.compute_dtype, "quantizers": codes, "loss": found.loss,
-                                   "output": found.output, "values": found.values, "why": why}
+        notes = ctx.reuse(self.name, lambda: _settle(module))  # --parallel auto's second conversion: the first's
+        module.compute_dtype, module.notes[self.name] = notes["dtype"], dict(notes)
+
+
+def _settle(module: Module) -> dict:
+    """auto's choice for the module's model and why (the pass notes; "dtype" is the choice)."""
+    codes = quantized_activations(module.graph)
+    operators = sum(1 for node in module.graph.nodes if node.op in EXACT_IN_FP32)
+    if operators:
+        return {"dtype": "fp32", "quantizers": codes, "operators": operators,
+                "why": f"{operators} QLinearMatMul / QLinearConv, onnxruntime's codes only in float32"}
+    extreme = log_minimum(module.graph)
+    if extreme:  # (a float model's rule: lowering/log_extreme.py)
+        return {"dtype": "fp32", "why": f"{extreme}, which bf16 magnitudes move"}
+    if not codes:
+        return {"dtype": "bf16", "why": "no quantized activation"}
+    found = measure(module.graph, module.index_rows)
+    bound = (1.0 - PCC_THRESHOLD["bf16"]) * BF16_ACTIVATION_SHARE
+    dtype = "fp32" if found.loss > bound else "bf16"
+    cost = (f"move values of the integer output {found.output}" if found.integer and found.loss else
+            f"cost {found.output} {found.loss:.4f} of PCC ({'over' if found.loss > bound else 'within'} {bound:g})")
+    why = f"{codes} quantized activations; " + (found.why or f"bf16 values would {cost}")
+    return {"dtype": dtype, "quantizers": codes, "loss": found.loss, "output": found.output, "values": found.values,
+            "why": why}

@@ -325,7 +325,7 @@ def test_a_quantize_axis_out_of_range_is_refused():
 
 def test_an_if_condition_of_more_than_one_element_is_refused():
     """Found by the fuzzer (seed 47 case 616): onnxruntime "If nodes condition input must have exactly one
-    element"."""
+    element", of any rank: openWakeWord's hey_jarvis model (in its 0.4.0 wheel) has a [1, 1] condition."""
     text = """
     <ir_version: 8, opset_import: ["" : 18]>
     g (bool[{n}] c, float[2] x) => (float y) {{
@@ -334,8 +334,10 @@ def test_an_if_condition_of_more_than_one_element_is_refused():
     }}
     """
     assert rejected(parsed(text.format(n=3))).endswith(
-        "(If): input 0 has shape [3]; it must be a scalar (0-D or one element)")
+        "(If): input 0 has shape [3]; it must hold one element")
+    assert rejected(parsed(text.format(n="1, 2"))).endswith("(If): input 0 has shape [1, 2]; it must hold one element")
     import_model(parsed(text.format(n=1)), {})
+    import_model(parsed(text.format(n="1, 1")), {})
 
 
 def test_a_quantize_scale_that_fits_no_axis_is_refused():

@@ -11,7 +11,7 @@ import onnx2ttnn
 from onnx2ttnn.ir.cost import floor_bytes, node_cost, program_cost
 from onnx2ttnn.ir.device import get_device
 from onnx2ttnn.ir.graph import set_layout, ttnn_node
-from onnx2ttnn.ir.layout import TTNNLayout
+from onnx2ttnn.ir.layout import HOST_F32, TTNNLayout
 from onnx2ttnn.ir.weight_bytes import weight_formats
 
 N150 = get_device("n150")
@@ -288,3 +288,21 @@ def test_a_row_major_bias_is_added_apart_even_with_a_core_grid(mlp_path):
     # the row instead of the padded bias, then the add reads the result back and the padded copy
     assert apart.dram_read - fused.dram_read == row + result
     assert apart.dram_write - fused.dram_write == result + padded  # the result again, the copy
+
+
+def test_a_value_of_unknown_size_is_named_not_counted():
+    """A host value whose shape only running the program tells (a Loop's scan output) reads 0 known bytes; the
+    call names it, and a known operand beside it is still counted."""
+    from onnx2ttnn.ir.weight_bytes import known_size, read_bytes
+
+    host = HOST_F32
+    scan = gs.Variable("scan", dtype=np.float32, shape=[None, 1, 4])
+    known = gs.Variable("known", dtype=np.float32, shape=[2, 4])
+    assert not known_size(scan) and known_size(known) and read_bytes(scan, host) == 0
+    y = gs.Variable("y", dtype=np.float32, shape=[2, 4])
+    for t, layout in ((scan, host), (known, host), (y, host)):
+        set_layout(t, layout)
+    cost = node_cost(ttnn_node("host_output", [scan], [y]), N150)
+    assert cost.unknown == ["y"] and cost.dram_read == 0  # named as the program output it is returned as
+    both = node_cost(ttnn_node("concat", [scan, known], [gs.Variable("z", dtype=np.float32, shape=[2, 4])]), N150)
+    assert both.unknown == ["scan"] and both.dram_read == 4 * 8

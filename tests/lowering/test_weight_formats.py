@@ -351,3 +351,37 @@ def test_auto_keeps_the_weights_of_a_model_that_decides_greedily_in_a_loop_in_bf
     fmt, why = convert(_greedy_loop("ArgMax")).weight_formats()["w"]
     assert fmt == "bf16" and "decides greedily in Loop 'decoder'" in why
     assert convert(_greedy_loop("ArgMax"), weights="bfp8").weight_formats()["w"][0] == "bfp8"  # forced: as asked
+
+
+def _thresholded_if(condition_from: str):
+    """x @ w, its mean through a sigmoid, then an If that runs a second matmul when the probability (`float`) or
+    an int64 input (`int`) reaches a threshold: openWakeWord's hey_jarvis runs its verifier model when p >= 0.5."""
+    h = helper
+    w = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32) / 8
+    then = h.make_graph([h.make_node("MatMul", ["a", "w"], ["t"])], "then", [],
+                        [h.make_tensor_value_info("t", TensorProto.FLOAT, [1, 64])])
+    other = h.make_graph([h.make_node("Neg", ["a"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", TensorProto.FLOAT, [1, 64])])
+    compared = ["p", "half"] if condition_from == "float" else ["n", "two"]
+    graph = h.make_graph([h.make_node("MatMul", ["x", "w"], ["a"]),
+                          h.make_node("ReduceMean", ["a"], ["m"], keepdims=0),
+                          h.make_node("Sigmoid", ["m"], ["p"]),
+                          h.make_node("GreaterOrEqual", compared, ["ge"]),
+                          h.make_node("Cast", ["ge"], ["c"], to=TensorProto.BOOL),
+                          h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="verifier")],
+                         "thresholded",
+                         [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64]),
+                          h.make_tensor_value_info("n", TensorProto.INT64, [])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64]),
+                          h.make_tensor_value_info("p", TensorProto.FLOAT, [])],
+                         [numpy_helper.from_array(w, "w"), h.make_tensor("half", TensorProto.FLOAT, [], [0.5]),
+                          h.make_tensor("two", TensorProto.INT64, [], [2])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_auto_keeps_the_weights_of_a_model_that_branches_on_a_float_comparison_in_bf16():
+    """openWakeWord's hey_jarvis (its 0.4.0 wheel): bfloat8_b weights moved its first stage's p = 0.503 to 0.484
+    on verify's inputs, so the program skipped the verifier stage onnxruntime ran (docs/design.md §6.42)."""
+    fmt, why = convert(_thresholded_if("float")).weight_formats()["w"]
+    assert fmt == "bf16" and "branches on a comparison of float values at If 'verifier'" in why
+    assert convert(_thresholded_if("int")).weight_formats()["w"][0] == "bfp8"  # an integer branch: the budget

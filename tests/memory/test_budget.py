@@ -76,3 +76,32 @@ def test_every_policy_keeps_the_conv_scratch_reserve_free_at_convs(memory):
         assert layout_of(conv.outputs[0]).buffer == "dram"
         assert module.notes["place-memory"]["reasons"][conv.outputs[0]].startswith(
             "DRAM: no L1 room over its live range at conv2d (")
+
+
+def _padded_row(width: int):
+    """x [1, 1, width] -> Relu -> Pad by 127 at both ends (ROW_MAJOR: front padding) -> Relu, and Neg of the first
+    Relu after the pad (live across it)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Pad", ["a", "pads"], ["p"]),
+             helper.make_node("Relu", ["p"], ["y"]), helper.make_node("Neg", ["a"], ["z"])]
+    graph = helper.make_graph(nodes, "row", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([0, 0, 127, 0, 0, 127], np.int64), "pads")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_long_row_major_pad_keeps_its_circular_buffers_free():
+    """docs/ttnn-facts.md §49: a ROW_MAJOR pad's circular buffers hold ~19 output rows; basic-pitch's float32 row
+    of 44,098 needs more L1 than a core has beside any tensor, and real ttnn refused the launch."""
+    from onnx2ttnn.memory.buffers import row_buffers_reserve
+
+    for width, dtype, free in ((43844, "fp32", 19 * 44098 * 4 - OP_SCRATCH_RESERVE), (4000, "bf16", 0)):
+        module, ctx = run_pipeline(_padded_row(width), dtype=dtype)
+        pad = next(i for i, n in enumerate(module.graph.nodes) if n.op == "pad")
+        assert row_buffers_reserve(module.graph.nodes[pad]) == free
+        use = _l1_in_use(module, ctx.device)
+        assert use[pad] <= max(0, usable_l1_per_core(ctx.device, "pad") - free), (width, use[pad])
+        if not free:
+            assert use[pad] > 0  # a short row leaves the plan its L1

@@ -39,6 +39,18 @@ def test_the_zoo_has_what_the_issue_asks():
     assert all(e.full or e.kind != "transformers" or e.config for e in zoo.MODELS)
 
 
+QUANTIZED = [e for e in zoo.MODELS if e.kind == "quantized" and e.ci]
+
+
+@pytest.mark.parametrize("entry", QUANTIZED, ids=[e.name for e in QUANTIZED])
+def test_quantized_models_verify_in_bf16_too(entry, tmp_path):
+    """`--dtype auto` (the default, test_zoo_model) may compute a quantized model in float32 (the reduced ViT
+    QDQ: design §6.40); its `--dtype bf16` program passes the same bound against the quantized file, no leaks."""
+    result = evaluate(entry, "reduced", "-", workdir=str(tmp_path), dtype="bf16")
+    assert result.status == "pass", f"{entry.name} (bf16) failed at {result.stage}: {result.error}"
+    assert result.min_pcc >= 0.99 and result.leaks == 0
+
+
 QDQ = [e for e in zoo.MODELS if e.kind == "quantized" and e.quantization == "qdq" and e.ci]
 
 

@@ -26,8 +26,10 @@ declare("split", **_MOVES)
 declare("expand", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
 declare("repeat", **_MOVES, **_INT, output_dtype=Dtype.FOLLOWS_INTEGER_INPUT)
 # a rule may pin ROW_MAJOR for its input (node `_input_layouts`): padding the front of a TILE tensor on the
-# device is not supported (lowering/pad.py)
-declare("pad", **_MOVES)
+# device is not supported (lowering/pad.py).  ROW_MAJOR, its circular buffers take about 19 output rows at the
+# bottom of L1 (docs/ttnn-facts.md §49: 165,392 B per bank for a 4,350-element bf16 row, 632,659 B for 16,638;
+# basic-pitch's 44,098-element float32 row needed 1,058,915 B, and real ttnn refused its launch beside an L1 tensor)
+declare("pad", **_MOVES, row_buffer_rows=19)
 # indices are uint32 ROW_MAJOR; a float table gives TILE rows, an integer one ROW_MAJOR rows; a TILE table (a
 # bfloat8_b one) is copied whole into a temporary of its bf16 size in its own memory at every call (ttnn-facts §32)
 # l1_reserve: its circular buffers end 204,256 B into L1 (the mock n300, BERT-base tensor parallel with its

@@ -153,6 +153,9 @@ class OpInfo:
     height: Optional[ShardFacts] = None  # takes height-sharded L1 tensors (None: never used so)
     width: Optional[ShardFacts] = None  # takes width-sharded L1 tensors (None: never used so)
     l1_reserve: Optional[int] = None  # L1 bytes per bank it needs beyond OP_SCRATCH_RESERVE; None: not measured
+    # a ROW_MAJOR call's circular buffers hold about this many rows of its output (memory/buffers.py
+    # row_buffers_reserve keeps what passes OP_SCRATCH_RESERVE free at the call); None: not measured
+    row_buffer_rows: Optional[int] = None
     # --- accuracy (docs/ttnn-facts.md §16; lowering/accuracy.py)
     float32_result: Optional[str] = None  # Float32Result: how it writes a float32-accurate result; None: unprobed
     tail_float32_input: bool = False  # relative error ~ |x| times the input's (exp, sigmoid's tail): at an output
