@@ -473,6 +473,15 @@ def test_a_resize_flag_neither_0_nor_1_is_refused(flag, value):
                       **scales), {})
 
 
+def test_unsqueeze_axes_of_rank_2_are_refused():
+    """Fuzz seed 181 case 450: Unsqueeze with [1, 1] axes converted (onnxruntime "An axes tensor must be a scalar
+    or a 1-D tensor"); a scalar and a 1-D axes convert."""
+    model = _one("Unsqueeze", "", "x, a", "float[4, 3]", a=np.array([[1]], np.int64))
+    assert rejected(model).endswith("(Unsqueeze): input 1 has shape [1, 1]; it must be 0-D or 1-D")
+    import_model(_one("Unsqueeze", "", "x, a", "float[4, 3]", a=np.array(1, np.int64)), {})
+    import_model(_one("Unsqueeze", "", "x, a", "float[4, 3]", a=np.array([1], np.int64)), {})
+
+
 @pytest.mark.parametrize("axis", [2**40, -2**40])
 def test_a_gather_axis_past_int32_is_refused(axis):
     """Fuzz seed 173 case 456: strict inference lets Gather's axis 2^40 pass (it refuses 5 for a rank-4 input);
