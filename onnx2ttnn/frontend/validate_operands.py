@@ -388,7 +388,7 @@ CHECKS: dict[str, Callable] = {
     "InstanceNormalization": _check_instance_norm,
     **{op: _check_variadic for op in ("Max", "Min", "Sum", "Mean")},
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
-                                    "Gelu", "Resize", "Squeeze", "If", "Mod")
+                                    "Gelu", "Resize", "Squeeze", "Unsqueeze", "If", "Mod")
        + _REDUCE},
     "Gemm": _check_gemm,
     "Split": _check_split,
