@@ -338,3 +338,35 @@ def test_a_loop_trip_count_of_no_element_is_refused_without_running_onnxruntime(
     outcome = run_case(model, np.random.default_rng(0))
     assert outcome.kind == "refused" and "its trip count M 'm' has 0 elements" in outcome.detail, outcome
     assert outcome.ort == "refused: a Loop's trip count of no element (onnxruntime crashes the process)"
+
+
+def test_a_rounding_amplified_into_a_periodic_function_is_judged_by_correctly_rounded_float32():
+    """Fuzz seed 181 case 346: Tan(1e9 * Tanh(x)).  onnxruntime 1.32's tanh is one float32 unit off the correctly
+    rounded value at most elements (the simulator's is correctly rounded); times 1e9 the arguments are 64 apart,
+    and the tans 82.  The float64 evaluation's arguments are apart from both, so it excuses nothing; the values of
+    float32 arithmetic rounded correctly node by node (ill_conditioned.rounded_outputs) are the program's.  A
+    program far from those stays a mismatch."""
+    import numpy as np
+    import onnx
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime, rounded_outputs
+    from tests.fuzz.oracle import make_feeds, run_case
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[4, 1, 4, 1] x) => (float[4, 1, 4, 1] y) <float c = {1e9}> {
+            t = Tanh(x)
+            m = Mul(t, c)
+            y = Tan(m)
+        }""")
+    feeds = make_feeds(model, np.random.default_rng([181, 346]))
+    outcome = run_case(model, np.random.default_rng([181, 346]))
+    # an ort-gap with onnxruntime 1.32.0's MLAS tanh on this x86; "verified" where its tanh rounds correctly
+    assert outcome.kind == "verified" or (outcome.kind == "ort-gap" and "ill-conditioned" in outcome.detail), outcome
+    x = feeds["x"].astype(np.float64)
+    want = np.tan((np.tanh(x).astype(np.float32) * np.float32(1e9)).astype(np.float64))  # correctly rounded steps
+    rounded = rounded_outputs(model, feeds)["y"]
+    np.testing.assert_allclose(rounded, want, rtol=1e-6)
+    off = np.tan((np.nextafter(np.tanh(x).astype(np.float32), np.float32(0)) * np.float32(1e9)).astype(np.float64))
+    assert closer_than_onnxruntime(rounded, want, off, 1e-3, 1e-3)  # the program right, onnxruntime one unit off
+    assert not closer_than_onnxruntime(rounded, off, want, 1e-3, 1e-3)  # the program one unit off
