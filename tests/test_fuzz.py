@@ -291,3 +291,82 @@ def test_an_implicit_einsum_with_upper_case_labels_is_an_ort_gap_and_the_program
     assert outcome.kind == "ort-gap" and "subscript labels" in outcome.detail, outcome
     got = np.asarray(execute(convert(model, dtype="fp32"), {"x": x})[0]["y"])
     np.testing.assert_allclose(got, np.einsum("CRD", x), rtol=1e-6, atol=1e-6)
+
+
+def test_a_nearest_resize_excluding_outside_taps_is_an_ort_gap_computed_as_the_spec_says():
+    """exclude_outside=1 zeroes the weights of taps outside the input, and nearest mode has none: onnx's reference
+    evaluator runs the model (the flag changes nothing); onnxruntime 1.32 refuses it ("exclude_outside can be set
+    to 1 when (1) mode is CUBIC, or (2) mode is LINEAR when anti-aliasing is enabled").  An ort-gap; the program
+    gives the reference evaluator's values (fuzz seed 167 case 166 asked with -2, which convert now refuses)."""
+    import numpy as np
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    from onnx2ttnn.convert import convert
+    from tests.fuzz.oracle import compare, run_case
+    from tests.node.runner import execute
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 19]>
+        g (float[1, 2, 5, 6] x) => (float[1, 2, 7, 4] y) <float[4] s = {1, 1, 1.5, 0.7}> {
+            y = Resize<mode = "nearest", exclude_outside = 1, coordinate_transformation_mode = "asymmetric">(x, , s)
+        }""")
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    outcome = run_case(model, np.random.default_rng(0), known={"x": x})
+    assert outcome.kind == "ort-gap" and "exclude_outside can be set to 1" in outcome.detail, outcome
+    got, _ = execute(convert(model, dtype="fp32"), {"x": x})
+    assert compare(got["y"], ReferenceEvaluator(model).run(None, {"x": x})[0]) == ""
+
+
+def test_a_loop_trip_count_of_no_element_is_refused_without_running_onnxruntime():
+    """Fuzz seed 179 case 972: a Loop whose constant M has shape [0, 2, 4] is a segmentation fault in onnxruntime
+    1.32's run (the case's process died; before tests/fuzz/worker.py it ended the campaign).  The oracle leaves
+    onnxruntime out for it, and convert refuses it (M must hold one element)."""
+    import numpy as np
+    import onnx
+
+    from tests.fuzz.oracle import run_case
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[1] x) => (float[1] y) <int64[0, 2, 4] m = {}, bool c = {1}> {
+            y = Loop (m, c, x) <body = b (int64 b_i, bool b_c, float[1] b_v) => (bool b_co, float[1] b_vo) {
+                b_co = Identity (b_c)
+                b_vo = Tanh (b_v)
+            }>
+        }""")
+    outcome = run_case(model, np.random.default_rng(0))
+    assert outcome.kind == "refused" and "its trip count M 'm' has 0 elements" in outcome.detail, outcome
+    assert outcome.ort == "refused: a Loop's trip count of no element (onnxruntime crashes the process)"
+
+
+def test_a_rounding_amplified_into_a_periodic_function_is_judged_by_correctly_rounded_float32():
+    """Fuzz seed 181 case 346: Tan(1e9 * Tanh(x)).  onnxruntime 1.32's tanh is one float32 unit off the correctly
+    rounded value at most elements (the simulator's is correctly rounded); times 1e9 the arguments are 64 apart,
+    and the tans 82.  The float64 evaluation's arguments are apart from both, so it excuses nothing; the values of
+    float32 arithmetic rounded correctly node by node (ill_conditioned.rounded_outputs) are the program's.  A
+    program far from those stays a mismatch."""
+    import numpy as np
+    import onnx
+
+    from tests.fuzz.ill_conditioned import closer_than_onnxruntime, rounded_outputs
+    from tests.fuzz.oracle import make_feeds, run_case
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[4, 1, 4, 1] x) => (float[4, 1, 4, 1] y) <float c = {1e9}> {
+            t = Tanh(x)
+            m = Mul(t, c)
+            y = Tan(m)
+        }""")
+    feeds = make_feeds(model, np.random.default_rng([181, 346]))
+    outcome = run_case(model, np.random.default_rng([181, 346]))
+    # an ort-gap with onnxruntime 1.32.0's MLAS tanh on this x86; "verified" where its tanh rounds correctly
+    assert outcome.kind == "verified" or (outcome.kind == "ort-gap" and "ill-conditioned" in outcome.detail), outcome
+    x = feeds["x"].astype(np.float64)
+    want = np.tan((np.tanh(x).astype(np.float32) * np.float32(1e9)).astype(np.float64))  # correctly rounded steps
+    rounded = rounded_outputs(model, feeds)["y"]
+    np.testing.assert_allclose(rounded, want, rtol=1e-6)
+    off = np.tan((np.nextafter(np.tanh(x).astype(np.float32), np.float32(0)) * np.float32(1e9)).astype(np.float64))
+    assert closer_than_onnxruntime(rounded, want, off, 1e-3, 1e-3)  # the program right, onnxruntime one unit off
+    assert not closer_than_onnxruntime(rounded, off, want, 1e-3, 1e-3)  # the program one unit off

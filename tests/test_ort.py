@@ -37,3 +37,29 @@ def test_inputs_onnxruntime_cannot_run(capfd):
                                       "returned while running Gather node.")
     assert "idx=50 must be within the inclusive range [-4,3]" in str(info.value)
     assert capfd.readouterr().err == ""  # the [E:onnxruntime:...] record stayed in the quiet block
+
+
+ENDLESS_LOOP = """
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) <int64 n = {1073741824}, bool c = {1}> {
+        y = Loop (n, c, x) <body = b (int64 b_i, bool b_c, float[4] b_v) => (bool b_co, float[4] b_vo) {
+            b_co = Identity (b_c)
+            b_vo = Tanh (b_v)
+        }>
+    }
+"""
+
+
+def test_a_run_past_its_deadline_is_stopped():
+    """Fuzz seed 163 case 1008: a Loop of 2^30 iterations runs for hours; `seconds` stops it inside the Loop."""
+    import time
+
+    session = ort.session(onnx.parser.parse_model(ENDLESS_LOOP).SerializeToString())
+    start = time.perf_counter()
+    with pytest.raises(ort.RunTimeout) as info:
+        ort.run(session, ["y"], {"x": np.ones(4, np.float32)}, seconds=0.5)
+    assert 0.5 <= time.perf_counter() - start < 5
+    assert str(info.value) == "onnxruntime's run did not finish in 0.5 s"
+    # a run within its deadline is unchanged
+    quick = ort.session(onnx.parser.parse_model(GATHER).SerializeToString())
+    assert ort.run(quick, ["y"], {"idx": np.array([1, 0, 3])}, seconds=60)[0].tolist() == [[2, 3], [0, 1], [6, 7]]

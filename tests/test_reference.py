@@ -117,6 +117,22 @@ def test_the_basic_reference_keeps_both_roundings_of_two_qdq_pairs():
     assert basic[1] == np.float32(0.6)
 
 
+def test_the_basic_reference_keeps_an_int8_pair_without_its_zero_point_int8_past_a_slice():
+    """onnxruntime's basic level copies Q -> DQ past a Slice (QDQPropagationTransformer) with the DQ's inputs: the
+    DQ leaves out its zero point (0 of the input's type, int8), so the copied Q has none and quantizes to uint8,
+    and the negative values became 0 (fuzz seed 173 case 393, 1.9 off).  The reference keeps the operators."""
+    none, basic = _none_and_basic("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[2, 4] x) => (float[2, 2] y) <float s = {0.1}, int8 z = {0}, int64[1] b = {3}, int64[1] e = {-5},
+                                              int64[1] a = {1}, int64[1] st = {-2}> {
+            q = QuantizeLinear(x, s, z)
+            d = DequantizeLinear(q, s)
+            y = Slice(d, b, e, a, st)
+        }""", {"x": np.array([[-1.9, 0.5, -0.3, -1.2], [2.1, -0.7, 0.4, -0.06]], np.float32)})
+    assert np.array_equal(basic, none)
+    assert basic.tolist() == [[np.float32(-1.2), np.float32(0.5)], [np.float32(-0.1), np.float32(-0.7)]]
+
+
 def test_the_basic_reference_keeps_a_float_weight_between_qdq_pairs_float():
     """onnxruntime's basic level quantizes the float weight (to int8, per tensor) and bias of a Conv between a DQ
     and a Q (WeightBiasQuantization): 0.04 off here; the reference keeps the float weight the model has."""

@@ -3,7 +3,8 @@ or what would convert into a wrong program (a family of frontend/validate.py's c
 - constant indices are in range: Gather, GatherElements, ScatterElements (each index in [-s, s-1] for an
   axis of size s) and GatherND, ScatterND (each index tuple within the dims it addresses).  An index out of
   range is a run-time error in onnxruntime; ttnn reads whatever lies there.
-- GatherElements / ScatterElements' axis is within the rank, GatherElements' indices are no larger than the
+- GatherElements / ScatterElements' axis is within the rank and their indices of the data's rank (fuzz seed 163
+  case 1662), GatherElements' indices are no larger than the
   data in the dims other than the axis (fuzz seed 67 case 838), ScatterElements' indices and updates have one
   shape.
 - ScatterND's indices address at most the data's rank and its updates have the shape they select (fuzz seed
@@ -23,13 +24,16 @@ from onnx2ttnn.frontend.validate_graph import GraphFacts, node_input
 # ---- indices -------------------------------------------------------------------------------------------
 
 def _check_axis_indices(graph: GraphFacts, node, attrs, indices_input: int = 1) -> Optional[str]:
-    """Gather, GatherElements, ScatterElements: every constant index within the axis."""
-    indices, data = graph.value(node_input(node, indices_input)), graph.shape(node_input(node, 0))
+    """Gather, GatherElements, ScatterElements: the axis within the data's rank (strict inference lets 2^40 pass,
+    seed 173 case 456: an unused Gather converted; onnxruntime "axis 1099511627776 is not in valid range"), every
+    constant index within the axis."""
+    data = graph.shape(node_input(node, 0))
+    axis = int(attrs.get("axis", 0))
+    if data is not None and not -len(data) <= axis < len(data):
+        return f"axis {axis} is out of range for an input of rank {len(data)}"
+    indices = graph.value(node_input(node, indices_input))
     if indices is None or data is None or indices.size == 0:
         return None
-    axis = int(attrs.get("axis", 0))
-    if not -len(data) <= axis < len(data):
-        return None  # strict inference refuses it
     size = data[axis]
     if size < 0:
         return None
@@ -103,12 +107,18 @@ def _out_of_range(indices: np.ndarray, size: int, where: str) -> Optional[str]:
 
 
 def check_elements_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """GatherElements, ScatterElements: the axis is within the data's rank, indices and updates have one shape,
-    and every constant index is in range."""
+    """GatherElements, ScatterElements: the axis is within the data's rank, the indices have the data's rank
+    (onnxruntime: "Rank of input 'data' needs to be equal to rank of input 'indices'", "Indices must have the same
+    rank as Input"; strict inference misses it where no output shape is declared: an unused GatherElements
+    converted), indices and updates have one shape, and every constant index is in range."""
     data = graph.shape(node_input(node, 0))
     axis = int(attrs.get("axis", 0))
     if data is not None and not -len(data) <= axis < len(data):  # (rank 0 has no axis: fuzz seed 79 case 1838)
         return f"axis {axis} is out of range for an input of rank {len(data)}"
+    indices = graph.shape(node_input(node, 1))
+    if data is not None and indices is not None and len(indices) != len(data):  # fuzz seed 163 case 1662
+        return (f"the indices (shape {list(indices)}) have rank {len(indices)} but the data (shape {list(data)}) "
+                f"rank {len(data)}; they must have one rank")
     if node.op_type == "GatherElements":  # fuzz seed 67 case 838 (indices [1, 5] beside data [5, 4], axis 0)
         reason = _gather_elements_indices(data, graph.shape(node_input(node, 1)), axis)
         if reason:

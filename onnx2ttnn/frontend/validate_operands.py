@@ -103,11 +103,12 @@ def _check_prelu(graph: GraphFacts, node, attrs) -> Optional[str]:
 # ---- operands and attributes onnxruntime checks when it runs the node ---------------------------------------
 
 # input index -> what onnxruntime requires of its shape: "scalar" (0-D or one element in 1-D), "one element" (of
-# any rank: If's condition, [1, 1] in openWakeWord's hey_jarvis model, which onnxruntime runs), "1-D"
+# any rank: If's condition, [1, 1] in openWakeWord's hey_jarvis model, which onnxruntime runs), "1-D", "0-D or 1-D"
 _SCALAR_OPERANDS = {"CumSum": {1: "scalar"}, "Trilu": {1: "scalar"}, "Clip": {1: "scalar", 2: "scalar"},
                     "Reshape": {1: "1-D"}, "Expand": {1: "1-D"}, "Tile": {1: "1-D"}, "TopK": {1: "1-D"},
                     "Pad": {1: "1-D", 2: "scalar"}, "Slice": {1: "1-D", 2: "1-D", 3: "1-D", 4: "1-D"},
                     "Split": {1: "1-D"}, "Squeeze": {1: "1-D"}, "If": {0: "one element"},
+                    "Unsqueeze": {1: "0-D or 1-D"},  # (fuzz seed 181 case 450: a [1, 1] axes converted)
                     "Resize": {1: "1-D", 2: "1-D", 3: "1-D"}}  # (Resize: fuzz seed 149 case 436, a 4-D scales)
 _REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare")
@@ -126,7 +127,8 @@ _MODES = {"DepthToSpace": (("mode", ("DCR", "CRD")),), "Pad": (("mode", ("consta
                      ("keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller")))}
 # onnxruntime: 2 is neither (TopK's largest=2 is false; Cast's saturate=2 made NaN of an int64 4)
 _FLAGS = {"CumSum": ("exclusive", "reverse"), "TopK": ("largest", "sorted"), "Cast": ("saturate",),
-          "CastLike": ("saturate",), "Mod": ("fmod",)}  # (Mod: fuzz seed 53 case 314)
+          "CastLike": ("saturate",), "Mod": ("fmod",),  # (Mod: fuzz seed 53 case 314)
+          "Resize": ("exclude_outside", "antialias")}  # (fuzz seed 167 case 166: an unused one's exclude_outside -2)
 
 
 def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
@@ -144,6 +146,8 @@ def _check_operands(graph: GraphFacts, node, attrs) -> Optional[str]:
             return f"input {index} has shape {list(shape)}; it must hold one element"
         if want == "1-D" and len(shape) != 1:
             return f"input {index} has shape {list(shape)}; it must be 1-D"
+        if want == "0-D or 1-D" and len(shape) > 1:
+            return f"input {index} has shape {list(shape)}; it must be 0-D or 1-D"
     for name, known in _MODES.get(node.op_type, ()):
         value = attrs.get(name)
         value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
@@ -384,7 +388,7 @@ CHECKS: dict[str, Callable] = {
     "InstanceNormalization": _check_instance_norm,
     **{op: _check_variadic for op in ("Max", "Min", "Sum", "Mean")},
     **{op: _check_operands for op in ("Trilu", "Clip", "Expand", "Tile", "TopK", "Pad", "Slice", "Cast", "CastLike",
-                                    "Gelu", "Resize", "Squeeze", "If", "Mod")
+                                    "Gelu", "Resize", "Squeeze", "Unsqueeze", "If", "Mod")
        + _REDUCE},
     "Gemm": _check_gemm,
     "Split": _check_split,

@@ -3,8 +3,8 @@ the node (a QuantizeLinear -> DequantizeLinear pair is fused before lowering, so
 see it).
 - QuantizeLinear / DequantizeLinear: the axis is within the rank, the scale is per tensor or per axis (or per
   block), the zero point has the scale's shape, QuantizeLinear's precision is 0, FLOAT or FLOAT16;
-- QLinearConv: the weight's scale and zero point are per tensor or one per output channel (called by
-  frontend/validate_windows.py, which checks QLinearConv's window);
+- QLinearConv: the weight's scale and zero point are per tensor or one per output channel, its bias one value
+  per output channel (called by frontend/validate_windows.py, which checks QLinearConv's window);
 - QLinearMatMul: a's and y's scale and zero point hold one element, b's are per tensor or per column;
 - ConvInteger's x_zero_point and MatMulInteger's a_zero_point hold one element, ConvInteger's w_zero_point one
   or one per output channel (called for ConvInteger by frontend/validate_windows.py);
@@ -67,7 +67,9 @@ def _check_quantize_axis(graph: GraphFacts, node, attrs) -> Optional[str]:
 
 def check_qlinear_conv_weight(graph: GraphFacts, node, attrs) -> Optional[str]:
     """QLinearConv's w_scale and w_zero_point: a scalar or one value per output channel (onnxruntime: "QLinearConv
-    : filter scale shape invalid"; seed 53 case 1040: a [4, 1] scale)."""
+    : filter scale shape invalid"; seed 53 case 1040: a [4, 1] scale); its bias B one value per output channel
+    (onnxruntime at run time: "bias shape invalid. bias must be a 1D tensor of size output_channels"; seed 163
+    case 1696: 8 values for 2 channels, an internal error in lowering)."""
     weight = graph.shape(node_input(node, 3))
     for index, what in ((4, "weight scale"), (5, "weight zero point")):
         shape = graph.shape(node_input(node, index)) if node_input(node, index) else None
@@ -76,6 +78,9 @@ def check_qlinear_conv_weight(graph: GraphFacts, node, attrs) -> Optional[str]:
         if shape not in ((), (1,), (weight[0],)):
             return (f"the {what} has shape {list(shape)}; it must be a scalar or hold one value per output "
                     f"channel ({weight[0]})")
+    bias = graph.shape(node_input(node, 8)) if node_input(node, 8) else None
+    if bias is not None and weight and weight[0] >= 0 and all(d >= 0 for d in bias) and bias != (weight[0],):
+        return f"the bias has shape {list(bias)}; it must be 1-D, one value per output channel ({weight[0]})"
     return None
 
 

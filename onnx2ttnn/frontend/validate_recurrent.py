@@ -1,6 +1,6 @@
 """Validation of the recurrent ops' operands (LSTM, GRU, RNN): what strict inference lets pass but onnxruntime
 refuses when it runs the node.
-- the direction is forward, reverse or bidirectional, hidden_size (when given) is positive, and constant
+- the direction is forward, reverse or bidirectional, hidden_size is given and positive, and constant
   sequence_lens lie within [0, the sequence length];
 - W, R, B, sequence_lens, initial_h (and LSTM's initial_c and P) have the shapes the spec gives them for
   hidden_size, the direction's count and X: W [D, G * H, I], R [D, G * H, H], B [D, 2 * G * H],
@@ -29,8 +29,11 @@ def _check_recurrent(graph: GraphFacts, node, attrs) -> Optional[str]:
     direction = direction.decode("utf-8", "replace") if isinstance(direction, bytes) else str(direction)
     if direction not in DIRECTIONS:
         return f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}"
-    hidden = int(attrs.get("hidden_size", 0))
-    if "hidden_size" in attrs and hidden <= 0:  # (seed 79 case 1950: -2147483648; seed 89 case 588: 0)
+    if "hidden_size" not in attrs:  # (seed 179 case 1108: an internal error in a host region after it)
+        return ("hidden_size is not given: shape inference leaves the outputs' last dim unknown without it, "
+                "and onnxruntime requires it")
+    hidden = int(attrs["hidden_size"])
+    if hidden <= 0:  # (seed 79 case 1950: -2147483648; seed 89 case 588: 0)
         return f"hidden_size {hidden} must be positive"
     x = graph.shape(node_input(node, 0))
     if hidden <= 0 or x is None or len(x) != 3:

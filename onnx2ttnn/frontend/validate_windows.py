@@ -3,8 +3,8 @@ the attributes (W's rank is the input's, kernel_shape is W's spatial dims, the i
 `group` for Conv, and a bias has one value per output channel); a known auto_pad, no dilation with SAME
 padding, one value per spatial dim in the window attributes, an input of rank >= 3, an output of at least one
 element per spatial dim, a Conv (ConvInteger, QLinearConv) window that fits its padded input, no ConvTranspose
-with SAME padding and output_padding, and before opset 22 no ceil_mode window that starts past the input (onnx
-and onnxruntime disagree on both sizes).
+with SAME padding and output_padding, a pool's pads smaller than its kernel, and before opset 22 no ceil_mode
+window that starts past the input (onnx and onnxruntime disagree on both sizes).
 
 Before: `Conv<kernel_shape=[5, 5]>(x[1, 2, 5, 5], W[4, 2, 3, 3])` converts with a kernel W does not have;
 after: "kernel_shape [5, 5] contradicts the weight's spatial dims [3, 3] (W shape [4, 2, 3, 3])".
@@ -171,8 +171,24 @@ def _check_window_fits(graph: GraphFacts, node, attrs, data: tuple, auto_pad: st
     return None
 
 
+def _check_pads_within_kernel(attrs) -> Optional[str]:
+    """A pool's pads are smaller than its kernel in each spatial dim (onnxruntime: "Pad should be smaller than
+    kernel"; fuzz seed 173 case 112: a MaxPool with kernel [1] and pads [0, 7] converted): a window could
+    otherwise hold padding only, whose maximum or average the spec leaves undefined (the average divides by a
+    count of 0)."""
+    kernel, pads = list(attrs.get("kernel_shape", [])), list(attrs.get("pads", []))
+    if len(pads) != 2 * len(kernel):
+        return None
+    for i, k in enumerate(kernel):
+        if max(pads[i], pads[len(kernel) + i]) >= k:
+            return (f"pads {pads} are not smaller than kernel_shape {kernel} in spatial dim {i} (a window could "
+                    "hold padding only)")
+    return None
+
+
 def _check_pool(graph: GraphFacts, node, attrs) -> Optional[str]:
-    """The window attributes (_check_window_attrs); Global pools need rank >= 3; with ceil_mode, no window
+    """The window attributes (_check_window_attrs), pads smaller than the kernel; Global pools need rank >= 3;
+    with ceil_mode, no window
     may start past the input and its begin padding before opset 22 (onnx's shape inference counts such a
     window until AveragePool-22 / MaxPool-22, onnxruntime never does: the output shapes would disagree)."""
     data = graph.shape(node_input(node, 0))
@@ -180,7 +196,7 @@ def _check_pool(graph: GraphFacts, node, attrs) -> Optional[str]:
         if data is not None and len(data) < 3:
             return f"the input has rank {len(data)}; it needs a batch, a channel and at least one spatial dim"
         return None
-    reason = _check_window_attrs(graph, node, attrs)
+    reason = _check_window_attrs(graph, node, attrs) or _check_pads_within_kernel(attrs)
     # (onnxruntime: "storage_order == 0 || storage_order == 1 was false"; fuzz seed 97 case 1608)
     if not reason and attrs.get("storage_order", 0) not in (0, 1):
         reason = f"storage_order {attrs['storage_order']} must be 0 or 1"

@@ -30,6 +30,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from onnx2ttnn import limits
 from onnx2ttnn.lowering.weight_gain import CAST_BFLOAT16, default_opset, onnxruntime_model, output_loss
 
 QUANTIZERS = ("QuantizeLinear", "DynamicQuantizeLinear")  # the nodes that make activations integer codes
@@ -71,7 +72,8 @@ def _bodies(node: gs.Node) -> list:
 
 def measure(graph: gs.Graph, index_rows: dict) -> Bf16Loss:
     """The largest loss of `graph`'s float outputs when every float value is rounded to bfloat16 (module
-    docstring).  A graph onnxruntime refuses, or of an opset before Cast took bfloat16, measures nothing."""
+    docstring).  A graph onnxruntime refuses, or cannot run in limits.MEASURE_SECONDS
+    (each run), or of an opset before Cast took bfloat16, measures nothing."""
     from onnx2ttnn import ort
 
     model, handed, feeds = onnxruntime_model(graph, index_rows)
@@ -80,11 +82,11 @@ def measure(graph: gs.Graph, index_rows: dict) -> Bf16Loss:
     names = [o.name for o in model.graph.output]
     try:
         session = ort.session(model.SerializeToString(), initializers=handed)
-        exact = [np.asarray(a) for a in ort.run(session, names, feeds)]
+        exact = [np.asarray(a) for a in ort.run(session, names, feeds, limits.MEASURE_SECONDS)]
         del session
         rounded = _round_values(model.graph, default_opset(model) < CAST_BFLOAT16)
         session = ort.session(model.SerializeToString(), initializers=handed)
-        approx = [np.asarray(a) for a in ort.run(session, names, feeds)]
+        approx = [np.asarray(a) for a in ort.run(session, names, feeds, limits.MEASURE_SECONDS)]
     except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph: nothing measured, said why
         return Bf16Loss(why=f"onnxruntime: {str(exc).splitlines()[0][:120]}")
     losses = [(output_loss(a, b) if a.dtype.kind == "f" else _integer_loss(a, b), a.dtype.kind != "f", name)

@@ -28,8 +28,9 @@ a plain MLP with Relus measures a = 1.16 and still fits).  When L breaks it, the
 model's budget by it (weight_dtype.model_error_budget): the weights it then takes add at most B / a to sum(r^2),
 which loses about a * (B / a) / 2 = B / 2, as promised.  The gain is a property of the model on these inputs,
 measured once per conversion: two onnxruntime runs and one rounding of each candidate weight on the host.  A
-graph onnxruntime cannot run (an op it does not know), or with no candidate weight, keeps gain 1 and says why;
-so does one whose candidates all round exactly (sum(r_i^2) = 0: both runs would be one), without running.
+graph onnxruntime cannot run (an op it does not know) or not in limits.MEASURE_SECONDS (each run), or with no
+candidate weight, keeps gain 1 and says why; so does one whose candidates all round exactly (sum(r_i^2) = 0:
+both runs would be one), without running.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ import ml_dtypes
 import numpy as np
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn import limits
 from onnx2ttnn.lowering.block_float import RoundingErrors, rounding_errors
 from onnx2ttnn.lowering import operand_truncation as truncation
 from onnx2ttnn.lowering.conv_bias_rounding import conv_bias_rounding
@@ -153,7 +155,7 @@ def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict, truncated=None)
     model, handed, feeds = onnxruntime_model(graph, index_rows, as_inputs)
     names = [o.name for o in model.graph.output]
     session = ort.session(model.SerializeToString(), initializers=handed)
-    exact = [np.asarray(a) for a in ort.run(session, names, feeds)]
+    exact = [np.asarray(a) for a in ort.run(session, names, feeds, limits.MEASURE_SECONDS)]
     compact = {name for name, values in replaced.items() if values.dtype != np.float32}
     if compact and default_opset(model) < CAST_BFLOAT16:
         replaced = {name: values.astype(np.float32) for name, values in replaced.items()}
@@ -166,7 +168,8 @@ def _run_both(graph: gs.Graph, replaced: dict, index_rows: dict, truncated=None)
         session = ort.session(model.SerializeToString(), initializers=handed)
         replaced = {renamed.get(name, name): values for name, values in replaced.items()}
     inputs = {name: values for name, values in feeds.items() if name not in as_inputs}
-    return exact, [np.asarray(a) for a in ort.run(session, names, {**inputs, **replaced})]
+    approx = ort.run(session, names, {**inputs, **replaced}, limits.MEASURE_SECONDS)
+    return exact, [np.asarray(a) for a in approx]
 
 
 def onnxruntime_model(graph: gs.Graph, index_rows: dict, as_inputs=frozenset()) -> tuple:

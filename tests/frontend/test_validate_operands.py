@@ -462,6 +462,49 @@ def test_the_neighbours_of_what_seed_67_found_pass_validation(op, attrs, inputs,
     import_model(_one(op, attrs, inputs, x, **consts), {})
 
 
+@pytest.mark.parametrize("flag, value", [("exclude_outside", -2), ("antialias", 2)])
+def test_a_resize_flag_neither_0_nor_1_is_refused(flag, value):
+    """Fuzz seed 167 case 166: an unused nearest Resize with exclude_outside -2 converted (onnxruntime refuses any
+    non-zero exclude_outside outside cubic and antialiased linear); the spec's flags are 0 or 1."""
+    scales = {"s": np.array([1, 1, 0.5, 0.5], np.float32)}
+    model = _one("Resize", f'<mode = "linear", {flag} = {value}>', "x, , s", "float[1, 1, 4, 4]", opset=19, **scales)
+    assert rejected(model).endswith(f"(Resize): {flag} is {value}; it must be 0 or 1")
+    import_model(_one("Resize", f'<mode = "linear", {flag} = 1>', "x, , s", "float[1, 1, 4, 4]", opset=19,
+                      **scales), {})
+
+
+def test_unsqueeze_axes_of_rank_2_are_refused():
+    """Fuzz seed 181 case 450: Unsqueeze with [1, 1] axes converted (onnxruntime "An axes tensor must be a scalar
+    or a 1-D tensor"); a scalar and a 1-D axes convert."""
+    model = _one("Unsqueeze", "", "x, a", "float[4, 3]", a=np.array([[1]], np.int64))
+    assert rejected(model).endswith("(Unsqueeze): input 1 has shape [1, 1]; it must be 0-D or 1-D")
+    import_model(_one("Unsqueeze", "", "x, a", "float[4, 3]", a=np.array(1, np.int64)), {})
+    import_model(_one("Unsqueeze", "", "x, a", "float[4, 3]", a=np.array([1], np.int64)), {})
+
+
+@pytest.mark.parametrize("axis", [2**40, -2**40])
+def test_a_gather_axis_past_int32_is_refused(axis):
+    """Fuzz seed 173 case 456: strict inference lets Gather's axis 2^40 pass (it refuses 5 for a rank-4 input);
+    an unused Gather converted, onnxruntime "axis 1099511627776 is not in valid range [-4,3]"."""
+    model = _one("Gather", f"<axis = {axis}>", "x, i", "float[8, 4]", i=np.zeros((2, 2), np.int64))
+    assert rejected(model).endswith(f"(Gather): axis {axis} is out of range for an input of rank 2")
+
+
+@pytest.mark.parametrize("op, inputs, consts, reason", [
+    ("GatherElements", "x, i", {"i": np.zeros(1, np.int64)}, "the indices (shape [1]) have rank 1 but the data "
+     "(shape [5, 4]) rank 2; they must have one rank"),
+    ("ScatterElements", "x, i, u", {"i": np.zeros(3, np.int64), "u": np.ones(3, np.float32)},
+     "the indices (shape [3]) have rank 1 but the data (shape [5, 4]) rank 2; they must have one rank"),
+])
+def test_element_indices_of_another_rank_than_the_data_are_refused(op, inputs, consts, reason):
+    """Fuzz seed 163 case 1662: an unused GatherElements with [1] indices into [8, 5, 8, 3] data converted (strict
+    inference checks the rank only against a declared output shape; onnxruntime: "Rank of input 'data' needs to
+    be equal to rank of input 'indices'"); ScatterElements: "Indices must have the same rank as Input"."""
+    assert rejected(_one(op, "<axis = 0>", inputs, "float[5, 4]", **consts)).endswith(f"({op}): {reason}")
+    import_model(_one(op, "<axis = 0>", inputs, "float[5, 4]",
+                      **{k: v.reshape(-1, 1) for k, v in consts.items()}), {})
+
+
 # ---- fuzz seed 61 ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op, attrs, inputs, x, consts, reason", [

@@ -153,3 +153,17 @@ def test_a_matmul_integer_a_zero_point_per_row_is_refused():
     assert rejected(model).endswith("(MatMulInteger): a_zero_point has shape [3]; it must be a scalar (0-D or one "
                                     "element)")
     import_model(parsed(text % "az, bz", b=b, az=np.uint8(1), bz=np.arange(2, dtype=np.uint8)), {})
+
+
+def test_a_qlinear_conv_bias_not_one_value_per_output_channel_is_refused():
+    """Fuzz seed 163 case 1696: a QLinearConv with 2 output channels and an 8-value bias was an internal error
+    (lowering's reshape of the bias); onnxruntime: "bias shape invalid. bias must be a 1D tensor of size
+    output_channels (2)"."""
+    text = QLINEAR_CONV.replace("ys, yz)", "ys, yz, b)")
+    consts = dict(xs=np.float32(0.03125), xz=np.uint8(0), w=np.ones((2, 1, 3, 3), np.int8), ws=np.float32(0.01),
+                  wz=np.int8(0), ys=np.float32(1), yz=np.uint8(128))
+    assert rejected(parsed(text, b=np.zeros(8, np.int32), **consts)).endswith(
+        "(QLinearConv): the bias has shape [8]; it must be 1-D, one value per output channel (2)")
+    assert rejected(parsed(text, b=np.zeros((1, 2), np.int32), **consts)).endswith(
+        "(QLinearConv): the bias has shape [1, 2]; it must be 1-D, one value per output channel (2)")
+    import_model(parsed(text, b=np.zeros(2, np.int32), **consts), {})

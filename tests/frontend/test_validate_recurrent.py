@@ -82,3 +82,17 @@ def test_a_w_with_twice_the_gate_rows_is_refused():
     consts = {"w": _ones(1, 30, 2), "r": GRU["r"]}
     assert rejected(_recurrent("GRU", "", "x, w, r", **consts)).endswith(
         "(GRU): W has shape [1, 30, 2]; it must be [1, 15, 2] (hidden_size 5)")
+
+
+def test_a_recurrent_node_without_hidden_size_is_refused():
+    """Fuzz seed 179 case 1108: a GRU whose hidden_size was dropped was an internal error (its Y_h had the
+    symbolic last dim shape inference leaves without hidden_size, and a host region reading it took the dim for
+    a number); onnxruntime: "hidden_size > 0 was false"."""
+    model = parsed("""
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[4, 3, 2] x) => (float y, float h) {
+        y, h = GRU(x, w, r)
+    }
+    """, **GRU)
+    assert rejected(model).endswith("(GRU): hidden_size is not given: shape inference leaves the outputs' last dim "
+                                    "unknown without it, and onnxruntime requires it")

@@ -4,6 +4,7 @@ neighbours of each still convert."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from onnx2ttnn.frontend.importer import import_model
 from tests.frontend._validate_models import parsed, rejected
@@ -222,3 +223,21 @@ def test_a_conv_transpose_with_same_padding_and_output_padding_is_refused():
         "disagree on the output size")
     import_model(parsed(text.replace("PADDING", ", output_padding = [0]"), w=w), {})
     import_model(parsed(text.replace("PADDING", ""), w=w), {})
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("kernel, pads", [([1], [0, 7]), ([2], [2, 0])])
+def test_a_pool_pad_not_smaller_than_its_kernel_is_refused(op, kernel, pads):
+    """Fuzz seed 173 case 112: a MaxPool with kernel [1] and pads [0, 7] converted (its windows past the input
+    hold padding only; the AveragePool lowering divided by a count of 0); onnxruntime "Pad should be smaller than
+    kernel".  Pads one less than the kernel convert."""
+    text = """
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 2, 4] x) => (float y) {
+        y = %s<kernel_shape = %s, pads = %s, strides = [2]>(x)
+    }
+    """
+    assert rejected(parsed(text % (op, kernel, pads))).endswith(
+        f"({op}): pads {pads} are not smaller than kernel_shape {kernel} in spatial dim 0 (a window could hold "
+        "padding only)")
+    import_model(parsed(text % (op, [3], [2, 2])), {})

@@ -2,14 +2,16 @@
 
 Case i of a seed is fully determined by (seed, i): even cases are mutants (tests/fuzz/mutate.py) of a seed
 model (models/mlp.onnx, models/cnn.onnx, or a freshly generated graph), odd cases are generated graphs
-(tests/fuzz/generate.py).  Each case is run by tests/fuzz/oracle.py; the campaign prints the count of every
-outcome, how onnxruntime judged the models convert accepted and refused, and every finding (a defect) with
-the command that reruns it.  `--save DIR` writes each finding's model as DIR/case_<seed>_<i>.onnx.
+(tests/fuzz/generate.py).  Each case is run by tests/fuzz/oracle.py, in a child process that is killed and
+restarted when a case outlives its time (tests/fuzz/worker.py); the campaign prints the count of every
+outcome, how onnxruntime judged the models convert accepted and refused, every finding (a defect) with
+the command that reruns it, and the cases onnxruntime's reference did not finish ("ort-timeout").  `--save DIR` writes each finding's model as DIR/case_<seed>_<i>.onnx.
 Exit status 1 when there is a finding.  tests/test_fuzz.py runs a bounded campaign in the test run.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import random
 import re
@@ -20,12 +22,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
-import numpy as np
 import onnx
 
 from tests.fuzz.generate import generate
 from tests.fuzz.mutate import mutate
-from tests.fuzz.oracle import Outcome, run_case
+from tests.fuzz.oracle import Outcome
+from tests.fuzz.worker import KILL_SECONDS, MAKE_CASE, CaseRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED_MODELS = ("mlp.onnx", "cnn.onnx")
@@ -58,6 +60,8 @@ class Summary:
     ort_vs_convert: Counter = field(default_factory=Counter)  # (onnxruntime's verdict, convert's) -> count
     findings: list = field(default_factory=list)  # (index, origin, Outcome)
     valid_refusals: Counter = field(default_factory=Counter)  # convert's reason -> models onnxruntime runs
+    unjudged: list = field(default_factory=list)  # (index, origin, Outcome): onnxruntime's reference did not end
+    restarts: int = 0  # case processes killed (a case outlived its time) or dead
     seconds: float = 0.0
 
     def text(self) -> str:
@@ -68,6 +72,13 @@ class Summary:
         if self.valid_refusals:
             lines.append("  convert's reasons for refusing models onnxruntime runs (unsupported variants):")
             lines += [f"    {n:4} {reason}" for reason, n in self.valid_refusals.most_common(15)]
+        if self.restarts:
+            lines.append(f"  case process restarts: {self.restarts}")
+        if self.unjudged:
+            lines.append(f"not judged, onnxruntime's reference did not end: {len(self.unjudged)}")
+            lines += [f"  case {index} {origin}: {outcome.detail[:200]}\n"
+                      f"    rerun: python -m tests.fuzz.campaign --seed {self.seed} --only {index}"
+                      for index, origin, outcome in self.unjudged]
         lines.append(f"findings: {len(self.findings)}")
         for index, origin, outcome in self.findings:
             lines.append(f"  case {index} [{outcome.kind}] {origin}: {outcome.detail[:400]}"
@@ -78,7 +89,14 @@ class Summary:
 
 def _verdict(ort: str) -> str:
     return "refuses" if ort.startswith("refused") else "run fails" if ort.startswith("run fails") else \
-        "runs" if ort == "ok" else "not run"
+        "runs" if ort == "ok" else "times out" if ort.startswith("timeout") else "not run"
+
+
+def _converted(outcome: Outcome) -> str:
+    """Convert's verdict on the case: accepts, refuses, or how it failed."""
+    if outcome.kind in ("refused", "internal", "traceback", "timeout", "crash"):
+        return "refuses" if outcome.kind == "refused" else outcome.kind
+    return "not run" if outcome.kind == "ort-timeout" and not outcome.detail.startswith("converted") else "accepts"
 
 
 def _reason(detail: str) -> str:
@@ -88,32 +106,43 @@ def _reason(detail: str) -> str:
 
 
 def run(seed: int, count: int, only: Optional[list[int]] = None, save: Optional[str] = None,
-        progress: bool = False) -> Summary:
+        progress: bool = False, make: str = MAKE_CASE, seconds: float = KILL_SECONDS) -> Summary:
+    """The cases of `seed` (range(count), or `only`), each made by `make` ("module:function" of (seed, index) ->
+    (model or None, origin)) and run in the case process (tests/fuzz/worker.py), killed past `seconds`."""
     indices = only if only is not None else range(count)
     summary = Summary(seed, len(indices))
     start = time.perf_counter()
-    for n, index in enumerate(indices):
-        model, origin = make_case(seed, index)
-        if model is None:
-            summary.outcomes["no valid mutant"] += 1
-            continue
-        outcome: Outcome = run_case(model, np.random.default_rng([seed, index]))
-        summary.outcomes[outcome.kind] += 1
-        converted = "accepts" if outcome.kind not in ("refused", "internal", "traceback", "timeout") else \
-            "refuses" if outcome.kind == "refused" else outcome.kind
-        summary.ort_vs_convert[(_verdict(outcome.ort), converted)] += 1
-        if outcome.kind == "refused" and outcome.ort == "ok":
-            summary.valid_refusals[_reason(outcome.detail)] += 1
-        if outcome.finding:
-            summary.findings.append((index, origin, outcome))
-            if save:
-                os.makedirs(save, exist_ok=True)
-                onnx.save(model, os.path.join(save, f"case_{seed}_{index}.onnx"))
-        if progress and (n + 1) % 100 == 0:
-            print(f"  {n + 1} cases, {len(summary.findings)} findings, {time.perf_counter() - start:.0f} s",
-                  file=sys.stderr, flush=True)
+    with CaseRunner(make, seconds) as runner:
+        for n, index in enumerate(indices):
+            origin, outcome = runner.run(seed, index)
+            _record(summary, index, origin, outcome, save, make)
+            if progress and (n + 1) % 100 == 0:
+                print(f"  {n + 1} cases, {len(summary.findings)} findings, {time.perf_counter() - start:.0f} s",
+                      file=sys.stderr, flush=True)
+        summary.restarts = runner.restarts
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _record(summary: Summary, index: int, origin: str, outcome: Optional[Outcome], save: Optional[str],
+            make: str) -> None:
+    """Counts one case's outcome in `summary`; a finding's model is written into `save`."""
+    if outcome is None:
+        summary.outcomes["no valid mutant"] += 1
+        return
+    summary.outcomes[outcome.kind] += 1
+    summary.ort_vs_convert[(_verdict(outcome.ort), _converted(outcome))] += 1
+    if outcome.kind == "refused" and outcome.ort == "ok":
+        summary.valid_refusals[_reason(outcome.detail)] += 1
+    if outcome.kind == "ort-timeout":
+        summary.unjudged.append((index, origin, outcome))
+    if outcome.finding:
+        summary.findings.append((index, origin, outcome))
+        if save:  # (the model made again: a case is fully determined by (seed, index))
+            module, name = make.split(":")
+            model, _ = getattr(importlib.import_module(module), name)(summary.seed, index)
+            os.makedirs(save, exist_ok=True)
+            onnx.save(model, os.path.join(save, f"case_{summary.seed}_{index}.onnx"))
 
 
 def main(argv=None) -> int:

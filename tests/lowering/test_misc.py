@@ -109,3 +109,38 @@ def test_a_cast_from_a_wide_integer_to_float16_in_a_float32_program_rounds_too()
 
     report = verify(m, inputs={"x": np.array([2049, 4097, 65519, 70000], np.int32)}, dtype="fp32")
     assert report.passed, report.text()
+
+
+def test_a_cast_to_bfloat16_in_a_float32_program_rounds_to_nearest_even():
+    """Found by the fuzzer (seed 173 case 288): Cast float -> bfloat16 -> float before a MatMul passed float32
+    through, 0.0034 off onnxruntime's product of the rounded values.  Its host fallback now rounds to nearest even
+    (ties: 1 + 2^-8 down to 1, 1 + 3 * 2^-8 up to 1 + 2^-6); int32 257 is 256 in bfloat16, and NaN stays NaN."""
+    import ml_dtypes
+    import onnx
+    import onnxruntime
+
+    from onnx2ttnn.convert import convert
+    from tests.node.runner import execute
+
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 17]>
+        g (float[6] x, int32[2] i) => (float[6] y, float[2] j) {
+            b = Cast<to = 16>(x)
+            y = Cast<to = 1>(b)
+            k = Cast<to = 16>(i)
+            j = Cast<to = 1>(k)
+        }""")
+    x = np.array([2.1000686, 1 + 2**-8, 1 + 3 * 2**-8, -0.5219796, np.nan, 3e38], np.float32)
+    i = np.array([257, -70001], np.int32)
+    conversion = convert(model, dtype="fp32")
+    assert "= host_round_to_bfloat16(x)" in conversion.source and "= host_round_to_bfloat16(i)" in conversion.source
+    outputs, leaks = execute(conversion, {"x": x, "i": i})
+    want = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    assert want[1] == 1.0 and want[2] == 1 + 2**-6
+    np.testing.assert_array_equal(np.asarray(outputs["y"]), want)
+    np.testing.assert_array_equal(np.asarray(outputs["j"]), [256.0, -70144.0])
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ort_y, ort_j = session.run(["y", "j"], {"x": x, "i": i})
+    np.testing.assert_array_equal(ort_y, want)
+    np.testing.assert_array_equal(ort_j, [256.0, -70144.0])
+    assert leaks == []

@@ -188,3 +188,29 @@ def test_the_rounded_run_reads_activations_as_the_weights_fidelity_does():
     auto, hifi4 = measure(graph, MODEL_ERROR_BUDGET), measure(graph, MODEL_ERROR_BUDGET, fidelity="HiFi4")
     assert auto.weights == hifi4.weights == 3 and auto.spent == hifi4.spent
     assert auto.loss > 1.2 * hifi4.loss > 0, (auto, hifi4)
+
+
+def test_a_model_onnxruntime_runs_for_hours_converts_without_the_measurement(monkeypatch):
+    """Fuzz seed 163 case 1008: a Loop of 2^30 iterations (its condition stays true) before a MatMul.  The
+    measurement's onnxruntime run took hours, so the default conversion never ended; each run now stops at
+    limits.MEASURE_SECONDS, and the gain stays 1 with the reason noted (the program's host region runs the Loop:
+    that is the model's own cost)."""
+    import time
+
+    from onnx2ttnn import limits
+
+    monkeypatch.setattr(limits, "MEASURE_SECONDS", 1)
+    loop = helper.make_graph(
+        [helper.make_node("Identity", ["b_c"], ["b_co"]), helper.make_node("Tanh", ["b_v"], ["b_vo"])], "body",
+        [V("b_i", TensorProto.INT64, []), V("b_c", TensorProto.BOOL, []), V("b_v", F, [32, 128])],
+        [V("b_co", TensorProto.BOOL, []), V("b_vo", F, [32, 128])])
+    nodes = [helper.make_node("Loop", ["n", "c", "x"], ["v"], body=loop), helper.make_node("MatMul", ["v", "w"], ["y"])]
+    model = _model(nodes, {"w": np.random.default_rng(3).standard_normal((128, 128)) / np.sqrt(128)},
+                   [V("x", F, [32, 128])], V("y", F, [32, 128]))
+    model.graph.initializer.extend([numpy_helper.from_array(np.array(2**30, np.int64), "n"),
+                                    numpy_helper.from_array(np.array(True), "c")])
+    start = time.perf_counter()
+    result = convert(model)
+    assert time.perf_counter() - start < 60
+    notes = result.module.notes["measure-weight-gain"]
+    assert notes["gain"] == 1.0 and notes["why"] == "onnxruntime: onnxruntime's run did not finish in 1 s", notes

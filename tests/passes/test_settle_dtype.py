@@ -275,3 +275,24 @@ def test_float_dtype_reads_graphsurgeons_enum_numbers_and_undefined_types():
 
     assert [float_dtype(d) for d in (np.float32, np.dtype("float16"), 16, 17)] == [True] * 4
     assert [float_dtype(d) for d in (np.int64, np.bool_, 0, 7, None)] == [False] * 5
+
+
+def test_a_quantized_model_onnxruntime_runs_for_hours_converts_without_the_measurement(monkeypatch):
+    """A Loop of 2^30 iterations (fuzz seed 163 case 1008's) before a quantized pair: the measurement's onnxruntime
+    run took hours and the conversion with it; each run now stops at limits.MEASURE_SECONDS, nothing measured."""
+    import time
+
+    from onnx2ttnn import limits
+
+    monkeypatch.setattr(limits, "MEASURE_SECONDS", 1)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["b_c"], ["b_co"]), helper.make_node("Tanh", ["b_v"], ["b_vo"])], "body",
+        [V("b_i", TensorProto.INT64, []), V("b_c", TensorProto.BOOL, []), V("b_v", F, [32, 64])],
+        [V("b_co", TensorProto.BOOL, []), V("b_vo", F, [32, 64])])
+    nodes = [helper.make_node("Loop", ["n", "c", "x"], ["v"], body=body), *_pair("v", "step", "y")]
+    model = _model(nodes, {"n": np.int64(2**30), "c": np.bool_(True), "step": np.float32(0.05), "zero": np.int8(0)})
+    start = time.perf_counter()
+    conversion = convert(model)
+    assert time.perf_counter() - start < 60
+    notes = conversion.module.notes["settle-dtype"]
+    assert notes["why"] == "1 quantized activations; onnxruntime: onnxruntime's run did not finish in 1 s", notes

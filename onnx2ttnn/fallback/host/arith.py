@@ -1,5 +1,5 @@
 """Arithmetic, bitwise and linear-algebra ops: Mod, Pow (integer powers), BitShift, Bitwise*, IsInf, Round, Det, Einsum, CastLike,
-and the reductions ttnn has no call for (ReduceL1/L2/LogSum/LogSumExp/Prod/SumSquare)."""
+Cast to bfloat16 (rounded), and the reductions ttnn has no call for (ReduceL1/L2/LogSum/LogSumExp/Prod/SumSquare)."""
 import torch
 
 
@@ -46,6 +46,10 @@ def host_det(x):
 
 def host_einsum(*operands, equation):
     return torch.einsum(equation.replace(" ", ""), *operands).to(operands[0].dtype)
+
+
+def host_round_to_bfloat16(x):
+    return x.to(torch.bfloat16)  # (round to nearest even; NaN stays NaN)
 
 
 def host_cast_like(x, like):
