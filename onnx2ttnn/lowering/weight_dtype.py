@@ -42,11 +42,12 @@ from __future__ import annotations
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 
+from onnx2ttnn.ir.dtypes import float_dtype
 from onnx2ttnn.lowering.block_float import (AUTO_ORDER, BFP_FACE, BLOCK_FLOAT_BITS, bfp8_round,  # noqa: F401
                                             bfp_round, relative_error)
-from onnx2ttnn.ir.dtypes import float_dtype
 from onnx2ttnn.lowering.context import LoweringContext
 
 # A dequantized weight goes to the device as bfloat8_b when that moves its values by less than this fraction
@@ -81,10 +82,8 @@ WEIGHT_OPS = {"MatMul": AS_IS, "Linear": AS_IS, "Gemm": AS_IS, "Conv": PREPARED,
 TAIL_SENSITIVE = frozenset({"Sigmoid", "Exp"})
 # ops that pick an index by value: inside a Loop or Scan, a greedy decision its later steps build on
 GREEDY_OPS = frozenset({"ArgMax", "ArgMin", "TopK"})
-# a branch condition decided by value: a comparison, and the ops between it and the If that keep its meaning
+# a branch condition decided by value: a comparison of float values (or a float cast to bool) near it
 COMPARISONS = frozenset({"Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Equal"})
-CONDITION_CARRIERS = frozenset({"Cast", "Not", "And", "Or", "Xor", "Squeeze", "Unsqueeze", "Reshape", "Flatten",
-                                "Identity"})
 
 
 def weight_upload(node: gs.Node) -> Upload:
@@ -142,22 +141,43 @@ def greedy_decision(graph: gs.Graph) -> Optional[str]:
       each pick, so a weight's error that flips one pick changes all that follows; no PCC budget bounds that,
       and measured in float32 (lowering/weight_gain.py) it is 0 until it is everything (SLANet's decoder,
       docs/design.md §6.42);
-    - an If on a comparison of float values (a wake-word model that runs its verifier when p >= 0.5): a flipped
-      branch gives another output altogether (openWakeWord's hey_jarvis: bfloat8_b weights moved a 0.503 to 0.484,
+    - control flow decided by a comparison of float values: an If's condition, a Loop's condition or its body's
+      next one (a wake-word model that runs its verifier when p >= 0.5), at any depth: a flipped branch gives
+      another output altogether (openWakeWord's hey_jarvis: bfloat8_b weights moved a 0.503 to 0.484,
       docs/design.md §6.42)."""
     for node in graph.nodes:
         if node.op in ("Loop", "Scan") and _picks(node.attrs.get("body")):
             return (f"the model decides greedily in {node.op} {node.name!r} (ArgMax / TopK in its body): an error "
                     "that flips a pick changes all that follows")
-        if node.op == "If" and node.inputs and _compares_floats(node.inputs[0]):
-            return (f"the model branches on a comparison of float values at If {node.name!r}: an error that flips "
-                    "the branch changes the output")
+        branching = _branches_on_floats(node)
+        if branching:
+            return (f"the model branches on a comparison of float values at {branching}: an error that flips the "
+                    "branch changes the output")
+    return None
+
+
+def _branches_on_floats(node: gs.Node) -> Optional[str]:
+    """"If 'name'" (or Loop) when the node, or one in its bodies, decides control flow by comparing float values."""
+    conditions = []
+    if node.op == "If" and node.inputs:
+        conditions = [node.inputs[0]]
+    elif node.op == "Loop":
+        body = node.attrs.get("body")
+        conditions = [t for t in node.inputs[1:2] if t.name]
+        conditions += body.outputs[:1] if isinstance(body, gs.Graph) else []
+    if any(_compares_floats(t) for t in conditions):
+        return f"{node.op} {node.name!r}"
+    for sub in node.attrs.values():
+        if isinstance(sub, gs.Graph):
+            inner = next((found for n in sub.nodes for found in [_branches_on_floats(n)] if found), None)
+            if inner:
+                return inner
     return None
 
 
 def _compares_floats(condition: gs.Tensor) -> bool:
-    """Whether a condition is a comparison of float values, through the ops that carry a boolean on (a bounded
-    walk: a condition is a few nodes from its comparison)."""
+    """Whether a condition is computed from a comparison of float values, or a float cast to bool, within a few
+    nodes (a bounded walk back through any op: a condition is near its comparison)."""
     pending, seen = [condition], set()
     while pending and len(seen) < 32:
         tensor = pending.pop()
@@ -165,11 +185,12 @@ def _compares_floats(condition: gs.Tensor) -> bool:
             continue
         seen.add(id(tensor))
         producer = tensor.inputs[0]
-        if producer.op in COMPARISONS:
-            if any(_is_float(t) for t in producer.inputs):
-                return True
-        elif producer.op in CONDITION_CARRIERS:
-            pending.extend(producer.inputs if producer.op in ("And", "Or", "Xor") else producer.inputs[:1])
+        if producer.op in COMPARISONS and any(_is_float(t) for t in producer.inputs):
+            return True
+        if producer.op == "Cast" and producer.attrs.get("to") == onnx.TensorProto.BOOL and producer.inputs \
+                and _is_float(producer.inputs[0]):
+            return True
+        pending.extend(t for t in producer.inputs if not isinstance(t, gs.Constant))
     return False
 
 

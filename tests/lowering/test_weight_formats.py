@@ -347,13 +347,14 @@ def _greedy_loop(pick: str):
 def test_auto_keeps_the_weights_of_a_model_that_decides_greedily_in_a_loop_in_bf16():
     """SLANet's decoder picks each token by ArgMax and builds on it; its bfloat8_b weights' errors flipped picks
     that float32 keeps (docs/design.md §6.42)."""
-    assert convert(_greedy_loop("ReduceMax")).weight_formats()["w"][0] == "bfp8"  # no pick: the budget decides
+    fmt, why = convert(_greedy_loop("ReduceMax")).weight_formats()["w"]  # no pick, but its exit compares floats
+    assert fmt == "bf16" and "branches on a comparison of float values at Loop 'decoder'" in why
     fmt, why = convert(_greedy_loop("ArgMax")).weight_formats()["w"]
     assert fmt == "bf16" and "decides greedily in Loop 'decoder'" in why
     assert convert(_greedy_loop("ArgMax"), weights="bfp8").weight_formats()["w"][0] == "bfp8"  # forced: as asked
 
 
-def _thresholded_if(condition_from: str):
+def _thresholded_if(condition_from: str, through: str = ""):
     """x @ w, its mean through a sigmoid, then an If that runs a second matmul when the probability (`float`) or
     an int64 input (`int`) reaches a threshold: openWakeWord's hey_jarvis runs its verifier model when p >= 0.5."""
     h = helper
@@ -363,11 +364,19 @@ def _thresholded_if(condition_from: str):
     other = h.make_graph([h.make_node("Neg", ["a"], ["e"])], "else", [],
                          [h.make_tensor_value_info("e", TensorProto.FLOAT, [1, 64])])
     compared = ["p", "half"] if condition_from == "float" else ["n", "two"]
+    if through == "any":  # "any value over the threshold": a float comparison, reduced through a cast
+        decide = [h.make_node("Greater", ["a", "half"], ["ge_all"]),
+                  h.make_node("Cast", ["ge_all"], ["ge_f"], to=TensorProto.FLOAT),
+                  h.make_node("ReduceMax", ["ge_f"], ["ge_any"], keepdims=0),
+                  h.make_node("Cast", ["ge_any"], ["c"], to=TensorProto.BOOL)]
+    elif through == "cast":  # a float cast to bool: p - 0.5 != 0
+        decide = [h.make_node("Sub", ["p", "half"], ["d"]), h.make_node("Cast", ["d"], ["c"], to=TensorProto.BOOL)]
+    else:
+        decide = [h.make_node("GreaterOrEqual", compared, ["ge"]),
+                  h.make_node("Cast", ["ge"], ["c"], to=TensorProto.BOOL)]
     graph = h.make_graph([h.make_node("MatMul", ["x", "w"], ["a"]),
                           h.make_node("ReduceMean", ["a"], ["m"], keepdims=0),
-                          h.make_node("Sigmoid", ["m"], ["p"]),
-                          h.make_node("GreaterOrEqual", compared, ["ge"]),
-                          h.make_node("Cast", ["ge"], ["c"], to=TensorProto.BOOL),
+                          h.make_node("Sigmoid", ["m"], ["p"]), *decide,
                           h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="verifier")],
                          "thresholded",
                          [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64]),
@@ -385,3 +394,35 @@ def test_auto_keeps_the_weights_of_a_model_that_branches_on_a_float_comparison_i
     fmt, why = convert(_thresholded_if("float")).weight_formats()["w"]
     assert fmt == "bf16" and "branches on a comparison of float values at If 'verifier'" in why
     assert convert(_thresholded_if("int")).weight_formats()["w"][0] == "bfp8"  # an integer branch: the budget
+    for through in ("any", "cast"):  # (the review: conditions the first walk missed)
+        assert convert(_thresholded_if("float", through)).weight_formats()["w"][0] == "bf16", through
+
+
+def test_a_float_comparison_deciding_a_loop_or_an_if_inside_a_loop_is_a_decision_too():
+    """greedy_decision looks at a Loop's body's next condition and at the Ifs inside bodies (review)."""
+    import onnx_graphsurgeon as gs
+
+    from onnx2ttnn.lowering.weight_dtype import greedy_decision
+
+    h = helper
+    f4 = [h.make_tensor_value_info(n, TensorProto.FLOAT, [4]) for n in ("o", "v2", "x", "y")]
+
+    def loop(body_nodes, cond_out):
+        body = h.make_graph(body_nodes, "body", [h.make_tensor_value_info("i", TensorProto.INT64, []),
+                                                 h.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                                                 h.make_tensor_value_info("v", TensorProto.FLOAT, [4])],
+                            [h.make_tensor_value_info(cond_out, TensorProto.BOOL, []), f4[1]],
+                            [h.make_tensor("lim", TensorProto.FLOAT, [], [3.0])])
+        graph = h.make_graph([h.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="steps")], "g", [f4[2]],
+                             [f4[3]], [h.make_tensor("M", TensorProto.INT64, [], [5])])
+        return gs.import_onnx(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]))
+
+    exit_by_value = [h.make_node("ReduceMax", ["v"], ["mx"], keepdims=0), h.make_node("Less", ["mx", "lim"], ["go"]),
+                     h.make_node("Relu", ["v"], ["v2"])]
+    assert "Loop 'steps'" in greedy_decision(loop(exit_by_value, "go"))
+    then = h.make_graph([h.make_node("Neg", ["v"], ["o"])], "then", [], [f4[0]])
+    other = h.make_graph([h.make_node("Relu", ["v"], ["o"])], "else", [], [f4[0]])
+    if_inside = [h.make_node("ReduceMax", ["v"], ["mx"], keepdims=0), h.make_node("Less", ["mx", "lim"], ["go"]),
+                 h.make_node("If", ["go"], ["v2"], then_branch=then, else_branch=other, name="inner"),
+                 h.make_node("Identity", ["cond"], ["keep"])]
+    assert "If 'inner'" in greedy_decision(loop(if_inside, "keep"))
