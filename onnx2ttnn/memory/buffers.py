@@ -179,15 +179,20 @@ def compact_row(tensor) -> bool:
     return bool(readers) and all(tilized(node, i) for node, i in readers)
 
 
+# the most any ROW_MAJOR pad needed, its row of 44,098 float32 values (docs/ttnn-facts.md §49): the buffers stop
+# growing near the L1 size, where 19 rows would be 3.4 MB
+ROW_BUFFERS_MAX = 1_058_915
+
+
 def row_buffers_reserve(node) -> int:
     """Bytes per L1 bank a ROW_MAJOR call's circular buffers take beyond OP_SCRATCH_RESERVE: the op table's
-    row_buffer_rows times its output row (a long row padded: docs/ttnn-facts.md §49)."""
+    row_buffer_rows times its output row, at most ROW_BUFFERS_MAX (a long row padded: docs/ttnn-facts.md §49)."""
     info = op_info(node.op) if node.op in OPS else None
     layout = layout_of(node.outputs[0]) if node.outputs else None
     if info is None or not info.row_buffer_rows or layout is None or layout.is_tile or not node.outputs[0].shape:
         return 0
     row = int(node.outputs[0].shape[-1]) * LAYOUT_DTYPES[layout.dtype][1]
-    return max(0, info.row_buffer_rows * row - OP_SCRATCH_RESERVE)
+    return max(0, min(info.row_buffer_rows * row, ROW_BUFFERS_MAX) - OP_SCRATCH_RESERVE)
 
 
 def tilize_reserve(node, banks: int) -> int:

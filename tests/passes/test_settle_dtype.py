@@ -125,7 +125,7 @@ def test_a_model_of_an_opset_before_cast_took_bfloat16_is_measured_too():
     assert verify(model).passed
 
 
-def _normalized_log(reduce: str):
+def _normalized_log(reduce: str, ten: float = 4.3429448):
     """A dB map normalized by its own `reduce` (basic-pitch's normalization: 10 log10(s^2 + 1e-10) - min)."""
     w = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32) / 8
     return _model([helper.make_node("MatMul", ["x", "w"], ["s"]), helper.make_node("Mul", ["s", "s"], ["p"]),
@@ -133,7 +133,7 @@ def _normalized_log(reduce: str):
                    helper.make_node("Mul", ["l", "ten"], ["db"]),
                    helper.make_node(reduce, ["db"], ["m"], keepdims=1),
                    helper.make_node("Sub", ["db", "m"], ["y"])],
-                  {"w": w, "eps": np.float32(1e-10), "ten": np.float32(4.3429448)})
+                  {"w": w, "eps": np.float32(1e-10), "ten": np.float32(ten)})
 
 
 def test_a_float_model_normalized_by_the_minimum_of_a_log_takes_fp32():
@@ -145,6 +145,9 @@ def test_a_float_model_normalized_by_the_minimum_of_a_log_takes_fp32():
     assert verify(_normalized_log("ReduceMin")).passed
     assert convert(_normalized_log("ReduceMax")).module.compute_dtype == "bf16"  # the largest magnitude: bf16 holds it
     assert convert(_normalized_log("ReduceMin"), dtype="bf16").module.compute_dtype == "bf16"  # as asked
+    # a negative scale reverses the order (review): the maximum of -10 log x is the minimum of the log
+    assert convert(_normalized_log("ReduceMax", ten=-4.3429448)).module.compute_dtype == "fp32"
+    assert convert(_normalized_log("ReduceMin", ten=-4.3429448)).module.compute_dtype == "bf16"
 
 
 def _power_of_two_codes(dtype):
