@@ -261,8 +261,7 @@ def _compare(proto, path: Optional[str], opts: Options, output_path: Optional[st
         spent[mode] = time.perf_counter() - start
     shared.clear()  # copies tp did not take (the kept program's unread constants still hold `shared`)
     times = {mode: conversion.modelled_s() for mode, conversion in results.items()}
-    outgrown = outgrown and "tp" in times
-    kept = results["tp" if outgrown else faster(times) if "tp" in times else "dp"]
+    kept = results["tp" if outgrown and "tp" in times else faster(times) if "tp" in times else "dp"]
     other = "tp" if kept.options.parallel == "dp" else "dp"
     kept.auto = {"times": times, "kept": kept.options.parallel, **({} if "tp" in times else {"refused": refused}),
                  **({"outgrown": f"in {dtype}"} if outgrown else {})}
