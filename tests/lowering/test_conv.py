@@ -87,6 +87,9 @@ FRAMES = {
     "frames-no-whole-strides": model("Conv", {"x": [1, 1, 200]}, [f32(4, 1, 64)], {"strides": [48]}),
     "frames-chunks-past-the-input": model("Conv", {"x": [2, 3, 112]}, [f32(4, 3, 64), f32(4)], {"strides": [48]}),
     "frames-stride-over-kernel": model("Conv", {"x": [1, 1, 1000]}, [f32(3, 1, 50)], {"strides": [400]}),
+    # a frame of many chunks: two levels (groups of 4 chunks, then 4 groups a frame, the last in part)
+    "frames-two-levels": model("Conv", {"x": [2, 3, 300]}, [f32(4, 3, 61), f32(4)], {"strides": [4]}),
+    "frames-two-levels-past-the-input": model("Conv", {"x": [1, 2, 290]}, [f32(3, 2, 61)], {"strides": [4]}),
 }
 
 
@@ -96,6 +99,8 @@ def test_a_long_1d_kernel_runs_as_frames_and_a_linear(name):
     assert report.passed, report.text()
     ops = ttnn_ops(FRAMES[name], dtype="fp32")
     assert "conv2d" not in ops and ops.count("linear") == 1
+    if name == "frames-two-levels":  # 16 chunks a frame: 4 + 4 slices, not 16
+        assert ops.count("slice") == 8 and ops.count("concat") == 2
 
 
 
