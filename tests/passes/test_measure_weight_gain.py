@@ -135,8 +135,10 @@ def test_an_output_of_one_element_counts_by_verify_s_closeness():
     model.graph.output[0].CopyFrom(V("y", F, [1, 1]))
     found = measure(import_proto(model, None, {}, 1).graph, MODEL_ERROR_BUDGET)
     assert found.weights == 2 and found.loss > 0.01 and found.gain > 10, found
-    conversion = convert(model)
+    conversion = convert(model, dtype="bf16")
     assert {name: fmt for name, (fmt, _) in conversion.weight_formats().items()} == {"w1": "bf16", "w2": "bf16"}
+    # (--dtype auto measures such a model's bf16 values too: the cancelling sum computes in fp32)
+    assert convert(model).module.compute_dtype == "fp32"
 
 
 def test_the_closeness_loss_is_verify_s_bound_at_verify_s_tolerance():
