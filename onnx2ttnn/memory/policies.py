@@ -52,6 +52,7 @@ class Choice:
     peak: int = 0  # bytes per core in use at the fullest point
     demoted: int = 0  # buffers the allocator replay sent back to DRAM
     conv_weights: list = field(default_factory=list)  # conv2d's prepared weights weighed for L1 (conv_resident.py)
+    row_reserves: dict = field(default_factory=dict)  # schedule index -> a long pad's buffers (row_buffers_reserve)
 
 
 def dram(view: PlanningView, device: DeviceSpec) -> Choice:
@@ -61,7 +62,7 @@ def dram(view: PlanningView, device: DeviceSpec) -> Choice:
 
 def l1(view: PlanningView, device: DeviceSpec) -> Choice:
     bufs = buffers(view)
-    choice = Choice(bufs)
+    choice = Choice(bufs, row_reserves=_row_reserves(view))
     room = _room(view, device)
     persistent = persistent_buffers(view)
     taken = []
@@ -111,6 +112,7 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     weights = [f for f in described if f.buf.is_param] + convs  # uploads first, then the moves after forward
     facts = [f for f in described if not f.buf.is_param]
     choice = Choice(bufs)
+    choice.row_reserves = _row_reserves(view)
     headroom = _room(view, device)
     worth = [f for f in facts if f.benefit > 0]
     order = sorted(worth, key=lambda f: (-f.benefit / (f.interleaved_bytes * f.span), f.first))
@@ -126,11 +128,22 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     choose_shards(facts, choice.l1, headroom, device, choice.why)
     extent = _replay([f for f in facts if id(f.buf.root) in choice.l1], choice, device)
     room = min(int(headroom.min()), usable_l1_per_core(device) - extent)
-    if choose_resident(weights, room, choice.l1, choice.why):
+    crowded = next((node for node in view.nodes if row_buffers_reserve(node)), None)
+    if crowded is not None:  # (the allocator placed basic-pitch's resident weight inside its long pad's buffers)
+        for item in weights:
+            choice.why[id(item.buf.root)] = (f"DRAM: weight; a {crowded.op} of a long row fills most of L1 with its "
+                                             "circular buffers (docs/ttnn-facts.md §49)")
+    elif choose_resident(weights, room, choice.l1, choice.why):
         placed = [f for f in weights + facts if id(f.buf.root) in choice.l1]  # weights first: load_parameters
         _replay(placed, choice, device)
     choice.conv_weights = convs
     return choice
+
+
+def _row_reserves(view: PlanningView) -> dict:
+    """Schedule index -> the bytes per bank a long ROW_MAJOR pad's buffers take there (the replay's lines)."""
+    reserves = {index: row_buffers_reserve(node) for index, node in enumerate(view.nodes)}
+    return {index: reserve for index, reserve in reserves.items() if reserve}
 
 
 def _room(view: PlanningView, device: DeviceSpec) -> np.ndarray:
@@ -160,7 +173,8 @@ def _no_room(view: PlanningView, room: np.ndarray, item: BufferFacts, size: int)
 def _replay(items: list[BufferFacts], choice: Choice, device: DeviceSpec) -> int:
     """Demote the L1 buffers the allocator replay finds no block for; record the peak; return the extent
     (replay.py replay_extent)."""
-    demoted, choice.peak, extent = replay_extent(items, usable_l1_per_core(device))
+    lines = {index: usable_l1_per_core(device) - reserve for index, reserve in choice.row_reserves.items()}
+    demoted, choice.peak, extent = replay_extent(items, usable_l1_per_core(device), lines)
     for item in demoted:
         del choice.l1[id(item.buf.root)]
         choice.why[id(item.buf.root)] = DEMOTED

@@ -21,8 +21,11 @@ def replay(items: list, capacity: int) -> tuple[list, int]:
     return demoted, peak
 
 
-def replay_extent(items: list, capacity: int) -> tuple[list, int, int]:
-    """replay's answer and the extent: how far below the bank top the lowest block placed reaches."""
+def replay_extent(items: list, capacity: int, lines: dict | None = None) -> tuple[list, int, int]:
+    """replay's answer and the extent: how far below the bank top the lowest block placed reaches.  `lines`
+    (schedule index -> bytes below the bank top) bounds the blocks of the buffers live at that index: an op
+    whose circular buffers fill L1 from the bottom (a long ROW_MAJOR pad, buffers.row_buffers_reserve) clashes
+    with any block reaching below its line, so a buffer first fit would place there is demoted."""
     starts: dict[int, list] = {}
     ends: dict[int, list] = {}
     for item in items:
@@ -37,6 +40,11 @@ def replay_extent(items: list, capacity: int) -> tuple[list, int, int]:
             has_twin = getattr(item, "twin", False)
             twin = _take(free, item.reserved) if has_twin else None
             offset = _take(free, item.reserved) if twin is not None or not has_twin else None
+            limit = min([capacity] + [line for index_, line in (lines or {}).items()
+                                      if item.first <= index_ <= item.last])
+            if offset is not None and offset + item.reserved > limit:  # it would reach into an op's buffers
+                free = _release(free, offset, item.reserved)
+                offset = None
             if offset is None:
                 demoted.append(item)
             else:

@@ -107,3 +107,29 @@ def test_a_long_row_major_pad_keeps_its_circular_buffers_free():
         assert use[pad] <= max(0, usable_l1_per_core(ctx.device, "pad") - free), (width, use[pad])
         if not free:
             assert use[pad] > 0  # a short row leaves the plan its L1
+
+
+def test_weights_stay_in_dram_in_a_program_with_a_long_row_pad():
+    """The allocator placed basic-pitch's resident weight (90,112 B per bank) at 447,776, inside the 0.99 MB its
+    long pad's circular buffers take from the bottom of L1; the plan counts bytes, not addresses, so such a
+    program keeps its weights in DRAM."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def model(width):
+        w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32), "w")
+        nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Pad", ["a", "pads"], ["y"]),
+                 helper.make_node("MatMul", ["z", "w"], ["m"])]
+        graph = helper.make_graph(nodes, "row", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, width]),
+                                                 helper.make_tensor_value_info("z", TensorProto.FLOAT, [32, 64])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                                   helper.make_tensor_value_info("m", TensorProto.FLOAT, None)],
+                                  [w, numpy_helper.from_array(np.array([0, 0, 127, 0, 0, 127], np.int64), "pads")])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    def weight_reason(width):
+        module, _ = run_pipeline(model(width), dtype="fp32")
+        reasons = module.notes["place-memory"]["reasons"]
+        return next(why for tensor, why in reasons.items() if tensor.name.startswith("w"))
+
+    assert "fills most of L1 with its circular buffers" in weight_reason(43844)
+    assert "resident" in weight_reason(2000)  # a short row: the weight is worth its L1

@@ -64,3 +64,13 @@ def test_fits_and_take_count_a_twin_at_its_birth_only():
     item.take(room, 2)
     assert room.tolist() == [4, 0, 2, 4]
     assert not item.fits(room, 1)  # no room left at its birth for a second one
+
+
+def test_a_line_demotes_the_buffers_that_would_reach_below_it_while_it_stands():
+    """An op whose circular buffers fill L1 from the bottom (a long ROW_MAJOR pad at index 2, its line 3 units
+    below the top): a buffer live there that first fit puts lower is demoted; one freed before it is not, and the
+    block the demoted one took is free again for the next."""
+    a, b, c = _item("a", 0, 3, 2), _item("b", 0, 3, 2), _item("c", 0, 1, 2)
+    demoted, _, extent = replay_extent([a, b, c], capacity=8, lines={2: 3})
+    assert [item.buf.root.name for item in demoted] == ["b"] and extent == 4  # a 0..1, b would be 2..3; c 2..3
+    assert replay_extent([a, b, c], capacity=8)[0] == []  # no line: all three placed
