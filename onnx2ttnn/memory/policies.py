@@ -128,7 +128,7 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
     choose_shards(facts, choice.l1, headroom, device, choice.why)
     extent = _replay([f for f in facts if id(f.buf.root) in choice.l1], choice, device)
     room = min(int(headroom.min()), usable_l1_per_core(device) - extent)
-    crowded = next((node for node in view.nodes if row_buffers_reserve(node)), None)
+    crowded = view.nodes[min(choice.row_reserves)] if choice.row_reserves else None
     if crowded is not None:  # (the allocator placed basic-pitch's resident weight inside its long pad's buffers)
         for item in weights:
             choice.why[id(item.buf.root)] = (f"DRAM: weight; a {crowded.op} of a long row fills most of L1 with its "
@@ -142,8 +142,7 @@ def _auto_plan(view: PlanningView, device: DeviceSpec) -> Choice:
 
 def _row_reserves(view: PlanningView) -> dict:
     """Schedule index -> the bytes per bank a long ROW_MAJOR pad's buffers take there (the replay's lines)."""
-    reserves = {index: row_buffers_reserve(node) for index, node in enumerate(view.nodes)}
-    return {index: reserve for index, reserve in reserves.items() if reserve}
+    return {index: reserve for index, reserve in enumerate(map(row_buffers_reserve, view.nodes)) if reserve}
 
 
 def _room(view: PlanningView, device: DeviceSpec) -> np.ndarray:

@@ -40,8 +40,7 @@ def replay_extent(items: list, capacity: int, lines: dict | None = None) -> tupl
             has_twin = getattr(item, "twin", False)
             twin = _take(free, item.reserved) if has_twin else None
             offset = _take(free, item.reserved) if twin is not None or not has_twin else None
-            limit = min([capacity] + [line for index_, line in (lines or {}).items()
-                                      if item.first <= index_ <= item.last])
+            limit = min([capacity] + [line for at, line in (lines or {}).items() if item.first <= at <= item.last])
             if offset is not None and offset + item.reserved > limit:  # it would reach into an op's buffers
                 free = _release(free, offset, item.reserved)
                 offset = None
