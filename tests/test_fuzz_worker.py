@@ -6,15 +6,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-ENDLESS = """
-    <ir_version: 8, opset_import: ["" : 17]>
-    g (float[4] x) => (float[4] y) <int64 n = {1073741824}, bool c = {1}> {
-        y = Loop (n, c, x) <body = b (int64 b_i, bool b_c, float[4] b_v) => (bool b_co, float[4] b_vo) {
-            b_co = Identity (b_c)
-            b_vo = Tanh (b_v)
-        }>
-    }
-"""
+from tests.test_ort import ENDLESS_LOOP as ENDLESS  # (one Loop of 2^30 iterations for both)
+
 RELU = """
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2, 3] x) => (float[2, 3] y) { y = Relu (x) }
